@@ -1,0 +1,30 @@
+# babeleval: models x tasks x languages x prompt templates.
+#
+#   snakemake --cores 8 --resources gpu=1           # a workstation
+#   snakemake --workflow-profile workflow/profiles/slurm   # a SLURM cluster
+#
+# params.yaml is the single source of the grid; it is validated before any job.
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "params.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/models.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/prompts.smk"
+include: "workflow/rules/generate.smk"
+include: "workflow/rules/score.smk"
+include: "workflow/rules/aggregate.smk"
+
+
+rule all:
+    input:
+        "results/leaderboard.csv",
+        "results/leaderboard.md",
+        "results/metrics.json",
+    default_target: True

@@ -1,0 +1,53 @@
+"""The interface every backend implements, and the records it exchanges."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+
+@dataclass(frozen=True)
+class LoglikelihoodRequest:
+    """Score each continuation after the shared context."""
+    context: str
+    continuations: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class LoglikelihoodResult:
+    logprobs: list[float]          # summed log-probability of each continuation
+    greedy: list[bool]             # whether each continuation is the greedy decode
+    n_tokens: list[int]            # tokens in each continuation
+    n_context_tokens: int
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    prompt: str
+    max_new_tokens: int
+    stop: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    text: str                      # the response, cut at the first stop sequence
+    n_prompt_tokens: int
+    n_completion_tokens: int
+    finish_reason: str             # "stop" (stop sequence or end of text) or "length"
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """Decoding settings: a preset from params.yaml plus the seed sampled decoding derives from."""
+    do_sample: bool = False
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    repetition_penalty: float | None = None
+    seed: int = 0
+
+
+class Backend(Protocol):
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]: ...
+
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding) -> list[GenerationResult]: ...

@@ -1,0 +1,150 @@
+"""params.yaml: the single source of the experiment grid, validated before any job runs.
+
+Validation has two layers: the JSON schema in ``workflow/schemas/`` (keys,
+types, ranges), then checks that need the repository (templates exist and
+load, parsers and decoding presets exist, local data files are present). Every
+message names the file and the key.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from .errors import ConfigError, TemplateError
+from .parsers import PARSERS
+from .tasks import get_task
+from .templates import Template, load_template
+
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "params.schema.yaml"
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    name: str
+    languages: tuple[str, ...]
+    templates: dict[str, Template]
+    source: dict[str, Any]
+    limit: int | None
+
+    def fewshot_languages(self, template: str) -> list[str]:
+        """Languages whose data a template's exemplars come from, besides the item's own."""
+        language = self.templates[template].fewshot.language
+        return [language] if language else []
+
+
+@dataclass(frozen=True)
+class Grid:
+    seed: int
+    models: dict[str, dict[str, Any]]
+    tasks: dict[str, TaskSpec]
+    decoding: dict[str, dict[str, Any]]
+    cache_enabled: bool
+    source_file: str
+
+    def combinations(self):
+        """Every (model, task, language, template) the grid asks for, in a stable order."""
+        for model in self.models:
+            for task in self.tasks.values():
+                for language in task.languages:
+                    for template in task.templates:
+                        yield model, task.name, language, template
+
+
+def load_params(path: str | Path = "params.yaml", root: str | Path = ".") -> Grid:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: file not found") from None
+    try:
+        params = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    return validate(params, source_file=str(path), root=root)
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    return ".".join(str(part) for part in error.absolute_path) or "(top level)"
+
+
+def _describe(error: jsonschema.ValidationError) -> list[str]:
+    where = _key_path(error)
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        prefix = "" if where == "(top level)" else f"{where}."
+        lines = []
+        for key in sorted(set(error.instance) - set(allowed)):
+            close = difflib.get_close_matches(key, allowed, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            lines.append(f"{prefix}{key}: unknown key{hint}; allowed here: {', '.join(allowed)}")
+        return lines
+    return [f"{where}: {error.message}"]
+
+
+def validate(params: Any, source_file: str = "params.yaml", root: str | Path = ".") -> Grid:
+    if not isinstance(params, dict):
+        raise ConfigError(f"{source_file}: expected a mapping at the top level, got {type(params).__name__}")
+    schema = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(params), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    if errors:
+        described = [line for error in errors for line in _describe(error)]
+        lines = "\n  ".join(described[:10])
+        more = f"\n  ... and {len(described) - 10} more" if len(described) > 10 else ""
+        raise ConfigError(f"{source_file}: invalid configuration:\n  {lines}{more}")
+
+    for name, model in params["models"].items():
+        if ("model" in model) == ("builtin" in model):
+            raise ConfigError(f"{source_file}: models.{name}: give exactly one of 'model' (hub id or directory) or 'builtin'")
+
+    tasks = {name: _task_spec(name, spec, params, source_file, root) for name, spec in params["tasks"].items()}
+    return Grid(
+        seed=params["seed"],
+        models=params["models"],
+        tasks=tasks,
+        decoding=params["decoding"],
+        cache_enabled=params.get("cache", {}).get("enabled", True),
+        source_file=source_file,
+    )
+
+
+def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str | Path) -> TaskSpec:
+    task = get_task(name)
+    templates = {}
+    for template_name in spec["templates"]:
+        try:
+            template = load_template(name, template_name, root)
+        except TemplateError as exc:
+            raise ConfigError(f"{source_file}: tasks.{name}.templates: {exc}") from None
+        where = f"{source_file}: tasks.{name}.templates: {template.path}"
+        if template.mode == "generate":
+            if template.parser not in PARSERS:
+                raise ConfigError(f"{where}: unknown parser '{template.parser}' (known: {', '.join(sorted(PARSERS))})")
+            if template.generation.decoding not in params["decoding"]:
+                raise ConfigError(f"{where}: decoding preset '{template.generation.decoding}' is not defined under "
+                                  f"'decoding' (defined: {', '.join(params['decoding'])})")
+        templates[template_name] = template
+
+    source = spec["source"]
+    if source["kind"] == "local":
+        data_dir = Path(root) / source["path"]
+        if not data_dir.is_dir():
+            raise ConfigError(f"{source_file}: tasks.{name}.source.path: directory {data_dir} does not exist")
+        needed = list(spec["languages"]) + [t.fewshot.language for t in templates.values() if t.fewshot.language]
+        missing = task.missing_local_files(source, sorted(set(needed)), root)
+        if missing:
+            raise ConfigError(f"{source_file}: tasks.{name}.languages: no data file for "
+                              f"{', '.join(str(p) for p in missing)}")
+    return TaskSpec(
+        name=name,
+        languages=tuple(spec["languages"]),
+        templates=templates,
+        source=source,
+        limit=spec.get("limit"),
+    )

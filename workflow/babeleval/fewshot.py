@@ -1,0 +1,37 @@
+"""Few-shot exemplar choice, deterministic from the seed.
+
+Exemplars for an item depend on (seed, task, exemplar language, item id) and
+not on the template, so two templates compared on the same item show the model
+the same exemplars: the comparison isolates the format. They also do not depend
+on which other items are evaluated, so an item limit or a new language never
+changes the prompts of items already run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import Any, Sequence
+
+from .errors import DataError
+from .templates import FewShot
+
+
+def item_rng(seed: int, *parts: str) -> random.Random:
+    digest = hashlib.sha256("\x1f".join([str(seed), *parts]).encode("utf-8")).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def first_exemplars(fewshot: FewShot, pool: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The first n rows of the pool (seed 001 uses the first five rows of the dataset)."""
+    return list(pool[: fewshot.n])
+
+
+def random_exemplars(fewshot: FewShot, pool: Sequence[dict[str, Any]], item: dict[str, Any], seed: int) -> list[dict[str, Any]]:
+    """n exemplars sampled without replacement from the pool, never from the item's own group (passage)."""
+    candidates = [row for row in pool if row["group"] != item["group"]]
+    if len(candidates) < fewshot.n:
+        raise DataError(f"language {pool[0]['language']}: only {len(candidates)} exemplar candidates for item "
+                        f"{item['id']}, {fewshot.n} needed")
+    rng = item_rng(seed, item["task"], pool[0]["language"], item["id"])
+    return rng.sample(candidates, fewshot.n)

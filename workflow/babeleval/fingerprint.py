@@ -1,0 +1,55 @@
+"""Fingerprints: what identifies a model's outputs, for the response cache and provenance.
+
+A hub model is identified by its id and revision (pin a commit: a branch name
+moves). A local directory is identified by its content: small files are hashed
+whole; weight shards over 64 MiB by size plus their first and last MiB, which
+tells apart any two checkpoints in practice without reading gigabytes at every
+job start.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from .jsonl import dumps
+
+WHOLE_FILE_LIMIT = 64 * 2**20
+EDGE = 2**20
+
+
+def digest(obj: Any) -> str:
+    return hashlib.sha256(dumps(obj).encode("utf-8")).hexdigest()
+
+
+def directory_hash(path: Path) -> str:
+    h = hashlib.sha256()
+    for file in sorted(p for p in path.rglob("*") if p.is_file()):
+        size = file.stat().st_size
+        h.update(f"{file.relative_to(path).as_posix()}\0{size}\0".encode())
+        with file.open("rb") as handle:
+            if size <= WHOLE_FILE_LIMIT:
+                h.update(handle.read())
+            else:
+                h.update(handle.read(EDGE))
+                handle.seek(size - EDGE)
+                h.update(handle.read(EDGE))
+    return h.hexdigest()
+
+
+def model_fingerprint(spec: dict[str, Any], model_path: str) -> dict[str, Any]:
+    """The settings that change a model's outputs: backend, weights, dtype, tokenisation and length limits."""
+    local = Path(model_path)
+    identity: dict[str, Any]
+    if local.is_dir():
+        identity = {"weights_sha256": directory_hash(local)}
+    else:
+        identity = {"model": model_path, "revision": spec.get("revision", "main")}
+    return {
+        "backend": spec["backend"],
+        **identity,
+        "dtype": spec.get("dtype", "auto"),
+        "add_bos_token": spec.get("add_bos_token"),
+        "max_length": spec.get("max_length"),
+    }

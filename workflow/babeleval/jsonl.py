@@ -1,0 +1,75 @@
+"""JSON Lines reading and atomic writing.
+
+Every file the workflow produces is written to a temporary file in the same
+directory and renamed into place, so a killed job never leaves a truncated
+file that looks complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from .errors import DataError
+
+
+def dumps(obj: Any) -> str:
+    """One canonical JSON encoding, so reruns are byte-identical."""
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, allow_nan=False)
+
+
+@contextmanager
+def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[Any]:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
+    with atomic_open(path) as handle:
+        for row in rows:
+            handle.write(dumps(row) + "\n")
+
+
+def write_json(path: str | os.PathLike, obj: Any) -> None:
+    with atomic_open(path) as handle:
+        handle.write(json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2, allow_nan=False) + "\n")
+
+
+def read_jsonl(path: str | os.PathLike) -> list[dict]:
+    """Read a JSON Lines file; a malformed line stops with the file and line number."""
+    path = Path(path)
+    rows = []
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise DataError(f"{path}: file not found") from None
+    with handle:
+        for lineno, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"{path}: line {lineno}: not valid UTF-8 (byte {exc.start} of the line)") from None
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}: line {lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise DataError(f"{path}: line {lineno}: expected a JSON object, got {type(row).__name__}")
+            rows.append(row)
+    return rows

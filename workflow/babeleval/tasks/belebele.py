@@ -1,0 +1,80 @@
+"""Belebele: multiple-choice reading comprehension, 122 FLORES-200 languages, 900 questions each.
+
+Official rows (HF ``facebook/belebele``, one config per language, split ``test``;
+or the per-language JSONL files of the official zip)::
+
+    link, question_number, flores_passage, question, mc_answer1..mc_answer4,
+    correct_answer_num ("1".."4"), dialect (the FLORES-200 code), ds
+
+Items are parallel across languages: ``id`` is built from ``link`` and
+``question_number`` and is the same in every language.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError
+from .sources import read_hub, read_local_jsonl
+
+FAMILY = "multiple_choice"
+FIELDS = ("link", "question_number", "flores_passage", "question",
+          "mc_answer1", "mc_answer2", "mc_answer3", "mc_answer4", "correct_answer_num")
+HF_SPLIT = "test"
+
+
+def local_file(source: dict[str, Any], language: str, root: str | Path = ".") -> Path:
+    return Path(root) / source["path"] / f"{language}.jsonl"
+
+
+def missing_local_files(source: dict[str, Any], languages: list[str], root: str | Path = ".") -> list[Path]:
+    return [local_file(source, lang, root) for lang in languages if not local_file(source, lang, root).is_file()]
+
+
+def load(source: dict[str, Any], language: str, root: str | Path = ".") -> list[dict[str, Any]]:
+    """Canonical items of one language, in dataset order."""
+    if source["kind"] == "local":
+        path = local_file(source, language, root)
+        rows, where = read_local_jsonl(path, language), str(path)
+    else:
+        rows, where = read_hub(source, language, source.get("split", HF_SPLIT), language)
+    return to_items(rows, language, where)
+
+
+def to_items(rows: list[dict[str, Any]], language: str, where: str) -> list[dict[str, Any]]:
+    items, seen = [], {}
+    for number, row in enumerate(rows, start=1):
+        item = _to_item(row, language, f"{where}: row {number}")
+        if item["id"] in seen:
+            raise DataError(f"{where}: row {number}: duplicate item (link, question_number) "
+                            f"already at row {seen[item['id']]}: {item['id']}")
+        seen[item["id"]] = number
+        items.append(item)
+    return items
+
+
+def _to_item(row: dict[str, Any], language: str, where: str) -> dict[str, Any]:
+    missing = [key for key in FIELDS if key not in row or row[key] is None]
+    if missing:
+        raise DataError(f"{where}: missing field{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+    texts = ["flores_passage", "question", "mc_answer1", "mc_answer2", "mc_answer3", "mc_answer4"]
+    empty = [key for key in texts if not isinstance(row[key], str) or not row[key].strip()]
+    if empty:
+        raise DataError(f"{where}: empty or non-text field{'s' if len(empty) > 1 else ''} {', '.join(empty)}")
+    answer = str(row["correct_answer_num"]).strip()
+    if answer not in {"1", "2", "3", "4"}:
+        raise DataError(f"{where}: correct_answer_num must be \"1\"..\"4\", got {row['correct_answer_num']!r}")
+    dialect = row.get("dialect")
+    if dialect is not None and dialect != language:
+        raise DataError(f"{where}: dialect '{dialect}' does not match the language '{language}'")
+    return {
+        "id": f"{row['link']}#{row['question_number']}",
+        "task": "belebele",
+        "language": language,
+        "group": str(row["link"]),
+        "passage": row["flores_passage"],
+        "question": row["question"],
+        "choices": [row[f"mc_answer{k}"] for k in range(1, 5)],
+        "answer": int(answer) - 1,
+    }

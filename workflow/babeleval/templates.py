@@ -1,0 +1,195 @@
+"""Prompt templates: one YAML file per template under ``prompts/<task>/<name>.yaml``.
+
+A template file holds the prompt text (Jinja2) and everything that decides how a
+model's answer is obtained and read: scoring mode, few-shot count and exemplar
+choice, stop sequences, token limit, decoding preset and answer parser. The
+format (letters, cloze, instruction) lives here; the task's data lives in the
+loaders. Templates render in Jinja's immutable sandbox with strict undefined
+variables: a template cannot reach Python internals, read files or run code,
+and a misspelt variable is an error rather than an empty string.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from .errors import TemplateError
+
+PROMPTS_DIR = "prompts"
+MODES = ("loglikelihood", "generate")
+SAMPLERS = ("random", "first")
+
+_ENV = ImmutableSandboxedEnvironment(
+    undefined=jinja2.StrictUndefined,
+    keep_trailing_newline=True,
+    autoescape=False,
+)
+
+_TOP_KEYS = {"description", "reference", "mode", "fewshot", "prompt", "target", "continuation", "generation", "parser"}
+_FEWSHOT_KEYS = {"n", "sampler", "language", "separator"}
+_GENERATION_KEYS = {"decoding", "max_new_tokens", "stop"}
+
+
+@dataclass(frozen=True)
+class FewShot:
+    n: int = 0
+    sampler: str = "random"
+    language: str | None = None  # draw exemplars from this language instead of the item's own
+    separator: str = "\n\n"
+
+
+@dataclass(frozen=True)
+class Generation:
+    decoding: str = "greedy"
+    max_new_tokens: int = 32
+    stop: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Template:
+    task: str
+    name: str
+    path: Path
+    mode: str
+    prompt: str
+    target: str
+    description: str = ""
+    reference: str = ""
+    continuation: str | None = None
+    parser: str | None = None
+    fewshot: FewShot = field(default_factory=FewShot)
+    generation: Generation = field(default_factory=Generation)
+    sha256: str = ""
+
+    def render_prompt(self, variables: dict[str, Any]) -> str:
+        return self._render("prompt", self.prompt, variables)
+
+    def render_target(self, variables: dict[str, Any]) -> str:
+        return self._render("target", self.target, variables)
+
+    def render_continuation(self, variables: dict[str, Any]) -> str:
+        assert self.continuation is not None
+        return self._render("continuation", self.continuation, variables)
+
+    def _render(self, key: str, source: str, variables: dict[str, Any]) -> str:
+        try:
+            return _compile(source).render(variables)
+        except jinja2.exceptions.SecurityError as exc:
+            raise TemplateError(f"{self.path}: '{key}' tried something templates may not do: {exc}") from None
+        except jinja2.exceptions.UndefinedError as exc:
+            known = ", ".join(sorted(variables))
+            raise TemplateError(f"{self.path}: '{key}': {exc.message}; variables available: {known}") from None
+        except jinja2.exceptions.TemplateError as exc:
+            raise TemplateError(f"{self.path}: '{key}': {exc}") from None
+
+
+_COMPILED: dict[str, jinja2.Template] = {}
+
+
+def _compile(source: str) -> jinja2.Template:
+    if source not in _COMPILED:
+        _COMPILED[source] = _ENV.from_string(source)
+    return _COMPILED[source]
+
+
+def template_path(task: str, name: str, root: str | Path = ".") -> Path:
+    return Path(root) / PROMPTS_DIR / task / f"{name}.yaml"
+
+
+def available_templates(task: str, root: str | Path = ".") -> list[str]:
+    return sorted(p.stem for p in (Path(root) / PROMPTS_DIR / task).glob("*.yaml"))
+
+
+def load_template(task: str, name: str, root: str | Path = ".") -> Template:
+    path = template_path(task, name, root)
+    if not path.is_file():
+        known = ", ".join(available_templates(task, root)) or "none"
+        raise TemplateError(f"{path}: no template '{name}' for task '{task}' (available: {known})")
+    raw = path.read_bytes()
+    try:
+        spec = yaml.safe_load(raw.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise TemplateError(f"{path}: not a valid YAML file: {exc}") from None
+    if not isinstance(spec, dict):
+        raise TemplateError(f"{path}: expected a mapping of template keys")
+    return _from_spec(task, name, path, spec, hashlib.sha256(raw).hexdigest())
+
+
+def _check_keys(path: Path, where: str, spec: dict, allowed: set[str]) -> None:
+    unknown = sorted(set(spec) - allowed)
+    if unknown:
+        raise TemplateError(f"{path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
+                            f" in {where} (allowed: {', '.join(sorted(allowed))})")
+
+
+def _require(path: Path, spec: dict, key: str, kind: type) -> Any:
+    if key not in spec:
+        raise TemplateError(f"{path}: missing required key '{key}'")
+    if not isinstance(spec[key], kind):
+        raise TemplateError(f"{path}: '{key}' must be a {kind.__name__}, got {type(spec[key]).__name__}")
+    return spec[key]
+
+
+def _from_spec(task: str, name: str, path: Path, spec: dict, digest: str) -> Template:
+    _check_keys(path, "the template", spec, _TOP_KEYS)
+    mode = _require(path, spec, "mode", str)
+    if mode not in MODES:
+        raise TemplateError(f"{path}: mode '{mode}' is not one of {', '.join(MODES)}")
+    prompt = _require(path, spec, "prompt", str)
+    target = _require(path, spec, "target", str)
+
+    fewshot_spec = spec.get("fewshot") or {}
+    if not isinstance(fewshot_spec, dict):
+        raise TemplateError(f"{path}: 'fewshot' must be a mapping")
+    _check_keys(path, "'fewshot'", fewshot_spec, _FEWSHOT_KEYS)
+    fewshot = FewShot(**fewshot_spec)
+    if not isinstance(fewshot.n, int) or fewshot.n < 0:
+        raise TemplateError(f"{path}: fewshot.n must be a whole number >= 0")
+    if fewshot.sampler not in SAMPLERS:
+        raise TemplateError(f"{path}: fewshot.sampler '{fewshot.sampler}' is not one of {', '.join(SAMPLERS)}")
+
+    continuation = spec.get("continuation")
+    parser = spec.get("parser")
+    generation = Generation()
+    if mode == "loglikelihood":
+        if not isinstance(continuation, str):
+            raise TemplateError(f"{path}: a loglikelihood template needs 'continuation' (the text scored for each choice)")
+        if parser is not None or "generation" in spec:
+            raise TemplateError(f"{path}: 'parser' and 'generation' apply to generate templates only")
+    else:
+        if continuation is not None:
+            raise TemplateError(f"{path}: 'continuation' applies to loglikelihood templates only")
+        if not isinstance(parser, str):
+            raise TemplateError(f"{path}: a generate template needs 'parser' (the name of an answer parser)")
+        gen_spec = _require(path, spec, "generation", dict)
+        _check_keys(path, "'generation'", gen_spec, _GENERATION_KEYS)
+        stop = gen_spec.get("stop", [])
+        if not isinstance(stop, list) or not all(isinstance(s, str) and s for s in stop):
+            raise TemplateError(f"{path}: generation.stop must be a list of non-empty strings")
+        generation = Generation(
+            decoding=gen_spec.get("decoding", "greedy"),
+            max_new_tokens=gen_spec.get("max_new_tokens", 32),
+            stop=tuple(stop),
+        )
+        if not isinstance(generation.max_new_tokens, int) or generation.max_new_tokens < 1:
+            raise TemplateError(f"{path}: generation.max_new_tokens must be a whole number >= 1")
+
+    template = Template(
+        task=task, name=name, path=path, mode=mode, prompt=prompt, target=target,
+        description=str(spec.get("description", "")).strip(), reference=str(spec.get("reference", "")).strip(),
+        continuation=continuation, parser=parser, fewshot=fewshot, generation=generation, sha256=digest,
+    )
+    for key, source in (("prompt", prompt), ("target", target), ("continuation", continuation)):
+        if source is not None:
+            try:
+                _compile(source)
+            except jinja2.exceptions.TemplateSyntaxError as exc:
+                raise TemplateError(f"{path}: '{key}' line {exc.lineno}: template syntax error: {exc.message}") from None
+    return template

@@ -1,0 +1,10 @@
+import logging
+
+from babeleval import joblog
+from babeleval.jsonl import write_jsonl
+from babeleval.tasks import get_task
+
+joblog.setup(snakemake.log[0])
+items = get_task(snakemake.wildcards.task).load(snakemake.params.source, snakemake.wildcards.language)
+write_jsonl(snakemake.output[0], items)
+logging.info("%d items", len(items))

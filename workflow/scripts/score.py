@@ -1,0 +1,15 @@
+import logging
+
+from babeleval import joblog, scoring
+
+joblog.setup(snakemake.log[0])
+w = snakemake.wildcards
+summary = scoring.score_files(
+    generations=snakemake.input.generations,
+    template_task=w.task,
+    template_name=w.template,
+    raw_out=snakemake.output.raw,
+    scores_out=snakemake.output.scores,
+    labels={"model": w.model, "task": w.task, "language": w.language, "template": w.template},
+)
+logging.info("%s", summary["metrics"])
