@@ -1,0 +1,35 @@
+# Two entry points on a fresh machine (Python 3.11, no GPU, no model hub):
+#   make run    set up .venv and run the default grid
+#   make test   set up .venv and run the test suite
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+CORES ?= 2
+EXTRAS ?= hf,data,workflow,test
+
+.PHONY: run test lint dryrun clean-results
+
+$(BIN)/.installed: pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] >= (3, 11), "Python >= 3.11 needed"' \
+		|| { echo "error: $(PYTHON) is missing or older than 3.11 (set PYTHON=...)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	# torch is pinned in the hf extra; installing it first keeps pip from resolving a CUDA build
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	touch $@
+
+run: $(BIN)/.installed
+	$(BIN)/snakemake --cores $(CORES) --resources gpu=1
+
+test: $(BIN)/.installed
+	$(BIN)/python -m pytest
+
+lint: $(BIN)/.installed
+	$(BIN)/snakemake --lint
+
+dryrun: $(BIN)/.installed
+	$(BIN)/snakemake -n
+
+clean-results:
+	rm -rf results .snakemake data/prepared

@@ -1,0 +1,56 @@
+"""Shared fixtures: the repository, a tiny model built once per session, and a copy of the workflow."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "data" / "samples"
+# What a workflow run needs from the repository; results, caches and environments stay behind.
+WORKFLOW_FILES = ["Snakefile", "params.yaml", "dvc.yaml", "workflow", "prompts", "data/samples", "envs"]
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return ROOT
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory) -> Path:
+    """The builtin tiny Llama, built the way the workflow builds it (same data, seed 0)."""
+    from babeleval import tiny
+
+    out = tmp_path_factory.mktemp("models") / "tiny-llama"
+    return tiny.build(out, sorted((SAMPLES / "belebele").glob("*.jsonl")))
+
+
+def copy_workflow(dest: Path) -> Path:
+    """A copy of the workflow in ``dest`` to run Snakemake in, without touching the repository's results."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in WORKFLOW_FILES:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+        elif source.exists():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / name)
+    return dest
+
+
+@pytest.fixture
+def workflow_dir(tmp_path) -> Path:
+    return copy_workflow(tmp_path / "wf")
+
+
+def snakemake(cwd: Path, *args: str, check: bool = True, timeout: int = 900) -> subprocess.CompletedProcess:
+    """Run Snakemake from this interpreter's environment in ``cwd``."""
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--resources", "gpu=1", *args]
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc

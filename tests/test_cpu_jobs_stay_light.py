@@ -1,0 +1,14 @@
+"""CPU jobs (data, prompts, scoring, aggregation) must never import torch or transformers."""
+
+import subprocess
+import sys
+
+MODULES = ["babeleval.config", "babeleval.render", "babeleval.scoring", "babeleval.aggregate",
+           "babeleval.tasks", "babeleval.show", "babeleval.generate"]
+
+
+def test_cpu_modules_do_not_import_torch():
+    code = ("import sys\n" + "".join(f"import {m}\n" for m in MODULES)
+            + "heavy = [m for m in ('torch', 'transformers', 'datasets') if m in sys.modules]\n"
+            + "assert not heavy, heavy\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,0 +1,103 @@
+"""The GPU job: one model load for all languages, the response cache, atomic per-language outputs."""
+
+import pytest
+
+from babeleval import generate
+from babeleval.backends import load_backend
+from babeleval.jsonl import read_jsonl, write_jsonl
+
+SPEC = {"backend": "hf", "dtype": "float32", "device": "cpu", "batch_size": 4}
+
+
+def requests(language, n):
+    return [{"id": f"q{i}", "language": language, "prompt": f"[{language}] question {i}?\nAnswer:",
+             "continuations": [" A", " B", " C", " D"], "choices": ["a", "b", "c", "d"], "answer": i % 4}
+            for i in range(n)]
+
+
+@pytest.fixture
+def job(tmp_path, tiny_model_dir):
+    inputs = {}
+    for lang, n in [("eng_Latn", 5), ("jpn_Jpan", 3)]:
+        inputs[lang] = str(tmp_path / f"{lang}.prompts.jsonl")
+        write_jsonl(inputs[lang], requests(lang, n))
+    loads = []
+
+    def counting_loader(spec, path):
+        loads.append(path)
+        return load_backend(spec, path)
+
+    def run(**overrides):
+        kwargs = dict(model_spec=SPEC, model_path=str(tiny_model_dir), mode="loglikelihood",
+                      settings={"mode": "loglikelihood"}, request_files=inputs,
+                      output_files={lang: str(tmp_path / "out" / f"{lang}.jsonl") for lang in inputs},
+                      cache_path=str(tmp_path / "cache.sqlite"), chunk_size=2, backend_loader=counting_loader)
+        kwargs.update(overrides)
+        return generate.run(**kwargs)
+
+    return run, loads, tmp_path
+
+
+def test_one_load_for_all_languages_then_cache_only(job):
+    run, loads, tmp_path = job
+    assert run() == {"requests": 8, "cache_hits": 0, "computed": 8}
+    assert len(loads) == 1
+    first = {lang: (tmp_path / "out" / f"{lang}.jsonl").read_bytes() for lang in ["eng_Latn", "jpn_Jpan"]}
+    # everything cached: the model is not even loaded, and the outputs are byte-identical
+    assert run() == {"requests": 8, "cache_hits": 8, "computed": 0}
+    assert len(loads) == 1
+    assert first == {lang: (tmp_path / "out" / f"{lang}.jsonl").read_bytes() for lang in ["eng_Latn", "jpn_Jpan"]}
+
+
+def test_new_language_computes_only_its_prompts(job):
+    run, loads, tmp_path = job
+    run()
+    write_jsonl(tmp_path / "hin.jsonl", requests("hin_Deva", 2))
+    inputs = {lang: str(tmp_path / f"{lang}.prompts.jsonl") for lang in ["eng_Latn", "jpn_Jpan"]}
+    inputs["hin_Deva"] = str(tmp_path / "hin.jsonl")
+    counts = run(request_files=inputs, output_files={lang: str(tmp_path / "out" / f"{lang}.jsonl") for lang in inputs})
+    assert counts == {"requests": 10, "cache_hits": 8, "computed": 2}
+
+
+def test_records_carry_what_rescoring_needs(job):
+    run, _, tmp_path = job
+    run()
+    record = read_jsonl(tmp_path / "out" / "jpn_Jpan.jsonl")[0]
+    assert record["prompt"] == "[jpn_Jpan] question 0?\nAnswer:"
+    assert len(record["loglikelihoods"]) == 4 and record["answer"] == 0
+    assert record["settings"] == {"mode": "loglikelihood"}
+    assert "weights_sha256" in record["model_fingerprint"]
+
+
+def test_killed_job_keeps_finished_chunks(job):
+    run, loads, tmp_path = job
+
+    class Crash(Exception):
+        pass
+
+    calls = []
+
+    def crashing_loader(spec, path):
+        backend = load_backend(spec, path)
+        real = backend.loglikelihood
+
+        def flaky(reqs):
+            calls.append(len(reqs))
+            if len(calls) == 3:
+                raise Crash
+            return real(reqs)
+
+        backend.loglikelihood = flaky
+        return backend
+
+    with pytest.raises(Crash):
+        run(backend_loader=crashing_loader)
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())  # nothing half-written
+    assert run() == {"requests": 8, "cache_hits": 4, "computed": 4}  # two chunks of two were kept
+
+
+def test_cache_off_recomputes(job):
+    run, loads, _ = job
+    run(cache_path=None)
+    assert run(cache_path=None)["computed"] == 8
+    assert len(loads) == 2

@@ -1,0 +1,94 @@
+"""The transformers backend on the tiny model: shared-prefix log-likelihoods and batched generation."""
+
+import pytest
+import torch
+
+from babeleval.backends.base import Decoding, GenerationRequest, LoglikelihoodRequest
+from babeleval.backends.hf import HFBackend
+
+SPEC = {"backend": "hf", "dtype": "float32", "device": "cpu", "batch_size": 3}
+
+
+@pytest.fixture(scope="module")
+def backend(tiny_model_dir):
+    return HFBackend(SPEC, str(tiny_model_dir))
+
+
+def direct_logprob(backend, context, continuation):
+    """One full forward pass over context + continuation, as a per-choice harness would do it."""
+    ctx, cont = backend.encode_pair(context, continuation)
+    ids = torch.tensor([ctx + cont])
+    with torch.no_grad():
+        logits = backend.model(input_ids=ids).logits[0].float()
+    logprobs = torch.log_softmax(logits, dim=-1)
+    return sum(logprobs[len(ctx) - 1 + j, tok].item() for j, tok in enumerate(cont))
+
+
+REQUESTS = [
+    LoglikelihoodRequest("Passage: the cat sat on the mat.\nQuestion: where did it sit?\nAnswer:",
+                         (" on the mat", " in the garden shed", " nowhere", " under a very large and old oak tree")),
+    LoglikelihoodRequest("短い文脈。答え:", (" はい", " いいえ、違います", " 多分")),
+    LoglikelihoodRequest("P: x\nAnswer:", (" A", " B", " C", " D")),
+    LoglikelihoodRequest("A much longer context " * 20 + "so the batch has to pad the others. Answer: ", ("yes", "no")),
+]
+
+
+def test_shared_prefix_matches_per_choice_computation(backend):
+    results = backend.loglikelihood(REQUESTS)
+    for request, result in zip(REQUESTS, results):
+        expected = [direct_logprob(backend, request.context, c) for c in request.continuations]
+        assert result.logprobs == pytest.approx(expected, abs=1e-4)
+        assert result.n_tokens == [len(backend.encode_pair(request.context, c)[1]) for c in request.continuations]
+
+
+def test_results_do_not_depend_on_batching(backend):
+    batched = backend.loglikelihood(REQUESTS)
+    alone = [backend.loglikelihood([r])[0] for r in REQUESTS]
+    for a, b in zip(batched, alone):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
+        assert a.greedy == b.greedy
+
+
+def test_single_token_continuations_take_the_fast_path(backend, monkeypatch):
+    def no_second_pass(*args, **kwargs):
+        raise AssertionError("single-token continuations must not run a continuation pass")
+
+    context = REQUESTS[2].context
+    single = tuple(c for c in (" A", " B", " C", " D", " E") if len(backend.encode_pair(context, c)[1]) == 1)
+    assert len(single) >= 2, "the tiny tokenizer should have some single-token letters"
+    expected = [direct_logprob(backend, context, c) for c in single]
+    monkeypatch.setattr(backend, "_continuation_logprobs", no_second_pass)
+    [result] = backend.loglikelihood([LoglikelihoodRequest(context, single)])
+    assert result.n_tokens == [1] * len(single)
+    assert result.logprobs == pytest.approx(expected, abs=1e-4)
+
+
+def test_trailing_space_moves_to_the_continuation(backend):
+    ctx, cont = backend.encode_pair("Answer: ", "yes")
+    ctx2, cont2 = backend.encode_pair("Answer:", " yes")
+    assert (ctx, cont) == (ctx2, cont2)
+
+
+def test_greedy_generation_is_deterministic_and_batch_independent(backend):
+    prompts = [GenerationRequest("Question: what is two plus two?\nAnswer:", 8),
+               GenerationRequest("質問：日本の首都は？\n答え：", 8),
+               GenerationRequest("x", 8), GenerationRequest("A longer prompt " * 10, 8)]
+    first = backend.generate(prompts, Decoding())
+    again = backend.generate(prompts, Decoding())
+    alone = [backend.generate([p], Decoding())[0] for p in prompts]
+    assert [r.text for r in first] == [r.text for r in again] == [r.text for r in alone]
+    assert all(r.n_completion_tokens <= 8 for r in first)
+
+
+def test_stop_sequences_cut_the_response(backend):
+    [free] = backend.generate([GenerationRequest("Once upon a time", 12)], Decoding())
+    assert free.text, "the tiny model should say something"
+    stop = free.text.strip()[:1]
+    [cut] = backend.generate([GenerationRequest("Once upon a time", 12, (stop,))], Decoding())
+    assert stop not in cut.text and cut.finish_reason == "stop"
+
+
+def test_sampling_is_seeded(backend):
+    request = [GenerationRequest("Answer:", 6)]
+    sampled = Decoding(do_sample=True, temperature=1.0, top_k=0, seed=5)
+    assert backend.generate(request, sampled)[0].text == backend.generate(request, sampled)[0].text

@@ -1,0 +1,48 @@
+"""Scoring one combination: log-likelihood argmax, length normalisation, parse failures counted apart."""
+
+import pytest
+
+from babeleval.aggregate import leaderboard, nested_metrics
+from babeleval.scoring import score_records
+
+
+def ll(answer, logprobs, continuations=(" A", " B", " C", " D")):
+    return {"id": "x", "answer": answer, "loglikelihoods": logprobs, "continuations": list(continuations),
+            "choices": ["a", "b", "c", "d"]}
+
+
+def test_loglikelihood_acc_and_acc_norm():
+    records = [
+        ll(0, [-1.0, -2.0, -3.0, -4.0]),
+        # raw argmax picks the short choice; per character the long one wins
+        ll(1, [-2.0, -3.0, -9.0, -9.0], continuations=(" no", " a much longer answer", " x", " y")),
+    ]
+    scored, metrics = score_records(records, "loglikelihood", None)
+    assert [r["prediction"] for r in scored] == [0, 0]
+    assert [r["prediction_norm"] for r in scored] == [0, 1]
+    assert metrics == {"acc": 0.5, "acc_norm": 1.0}
+    assert scored[0]["gold"] == "A" and all(r["parsed"] for r in scored)
+
+
+def test_ties_go_to_the_first_choice():
+    scored, _ = score_records([ll(2, [-1.0, -1.0, -1.0, -1.0])], "loglikelihood", None)
+    assert scored[0]["prediction"] == 0
+
+
+def test_generation_parse_failures_are_counted_not_hidden():
+    records = [{"id": str(i), "answer": 1, "choices": ["a", "b", "c", "d"], "response": r}
+               for i, r in enumerate(["B", "(B)", "I am not sure", "", "A"])]
+    scored, metrics = score_records(records, "generate", "belebele_instruct")
+    assert [r["parsed"] for r in scored] == [True, True, False, False, True]
+    assert [r["correct"] for r in scored] == [True, True, False, False, False]
+    assert metrics == {"acc": pytest.approx(0.4), "parse_failure_rate": pytest.approx(0.4)}
+    assert scored[2]["parse_error"] and scored[2]["prediction"] is None
+
+
+def test_leaderboard_rows_and_nesting():
+    scores = [{"model": "m", "task": "belebele", "language": lang, "template": "paper", "n": 24,
+               "metrics": {"acc": 0.25, "acc_norm": 0.5}} for lang in ["jpn_Jpan", "eng_Latn"]]
+    frame = leaderboard(scores)
+    assert list(frame.columns) == ["model", "task", "language", "template", "metric", "value", "n"]
+    assert list(frame["language"]) == ["eng_Latn", "eng_Latn", "jpn_Jpan", "jpn_Jpan"]
+    assert nested_metrics(frame)["m"]["belebele"]["jpn_Jpan"]["paper"] == {"acc": 0.25, "acc_norm": 0.5}

@@ -1,0 +1,94 @@
+"""The whole workflow on the tiny model, in a temporary copy: outputs, incrementality, a new language."""
+
+import csv
+import json
+import re
+
+import pytest
+import yaml
+
+from conftest import snakemake
+
+pytestmark = pytest.mark.slow
+
+
+def planned_jobs(workdir):
+    """(rule, wildcards) of every job a dry run plans."""
+    out = snakemake(workdir, "-n").stdout
+    jobs = []
+    for block in re.split(r"\n(?=\[.*\]\n(?:local)?rule )", out):
+        rule = re.search(r"^(?:local)?rule (\S+):", block, re.M)
+        if rule:
+            wildcards = re.search(r"^\s+wildcards: (.*)$", block, re.M)
+            jobs.append((rule.group(1), dict(kv.split("=", 1) for kv in wildcards.group(1).split(", ")) if wildcards else {}))
+    return jobs
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    from conftest import copy_workflow
+
+    workdir = copy_workflow(tmp_path_factory.mktemp("e2e") / "wf")
+    snakemake(workdir)
+    return workdir
+
+
+def test_outputs(finished_run):
+    results = finished_run / "results"
+    rows = list(csv.DictReader((results / "leaderboard.csv").open(encoding="utf-8")))
+    assert list(rows[0])[:7] == ["model", "task", "language", "template", "metric", "value", "n"]
+    combos = {(r["model"], r["task"], r["language"], r["template"]) for r in rows}
+    assert len(combos) == 9  # 1 model x 3 languages x 3 templates
+    metrics = {(r["template"], r["metric"]) for r in rows}
+    assert {("paper", "acc"), ("paper", "acc_norm"), ("instruct", "parse_failure_rate"), ("blog", "acc")} <= metrics
+    nested = json.loads((results / "metrics.json").read_text())
+    assert set(nested["tiny-llama"]["belebele"]) == {"eng_Latn", "jpn_Jpan", "hin_Deva"}
+    assert "| model" in (results / "leaderboard.md").read_text()
+
+    raw = [json.loads(line) for line in (results / "raw/tiny-llama/belebele/hin_Deva/instruct.jsonl").open()]
+    assert len(raw) == 24
+    for key in ["id", "prompt", "response", "parsed_answer", "gold", "correct", "parsed", "parse_error"]:
+        assert key in raw[0]
+    paper = [json.loads(line) for line in (results / "raw/tiny-llama/belebele/jpn_Jpan/paper.jsonl").open()]
+    assert len(paper[0]["loglikelihoods"]) == 4 and paper[0]["prompt"].startswith("P: ")
+    blog = json.loads((results / "scores/tiny-llama/belebele/eng_Latn/blog.json").read_text())
+    assert blog["n"] == 19 and blog["settings"]["temperature"] == 0.7  # first five rows are exemplars
+
+
+def test_nothing_to_do_after_a_complete_run(finished_run):
+    assert "Nothing to be done" in snakemake(finished_run, "-n").stdout
+
+
+def test_editing_a_template_reruns_only_its_jobs(finished_run):
+    template = finished_run / "prompts/belebele/instruct.yaml"
+    original = template.read_text(encoding="utf-8")
+    template.write_text(original.replace("output the letter", "output only the letter"), encoding="utf-8")
+    try:
+        jobs = planned_jobs(finished_run)
+    finally:
+        template.write_text(original, encoding="utf-8")
+    per_combination = [(rule, wc) for rule, wc in jobs if wc]
+    assert per_combination and all(wc["template"] == "instruct" for _, wc in per_combination)
+    assert sorted(rule for rule, _ in per_combination) == ["generate_belebele"] + ["render_prompts"] * 3 + ["score"] * 3
+
+
+def test_adding_a_language_runs_only_what_it_needs(finished_run):
+    params_file = finished_run / "params.yaml"
+    params = yaml.safe_load(params_file.read_text(encoding="utf-8"))
+    params["tasks"]["belebele"]["languages"].append("fra_Latn")
+    params_file.write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    old_raw = finished_run / "results/raw/tiny-llama/belebele/eng_Latn/paper.jsonl"
+    before = old_raw.stat().st_mtime_ns
+
+    jobs = planned_jobs(finished_run)
+    for rule, wc in jobs:
+        if rule in {"prepare_data", "render_prompts", "score"}:
+            assert wc["language"] == "fra_Latn", (rule, wc)
+    assert sum(rule == "score" for rule, _ in jobs) == 3
+
+    snakemake(finished_run)
+    assert old_raw.stat().st_mtime_ns == before  # earlier languages were not rescored
+    log = (finished_run / "results/logs/generate/tiny-llama/belebele/paper.log").read_text()
+    assert "cache: 72 of 96 requests answered, 24 to compute" in log
+    nested = json.loads((finished_run / "results/metrics.json").read_text())
+    assert "fra_Latn" in nested["tiny-llama"]["belebele"]
