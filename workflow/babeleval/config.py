@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from .errors import ConfigError, TemplateError
+from .errors import BabelevalError, ConfigError, TemplateError
 from .parsers import PARSERS
 from .tasks import get_task
 from .templates import Template, load_template
@@ -31,6 +31,8 @@ class TaskSpec:
     templates: dict[str, Template]
     source: dict[str, Any]
     limit: int | None
+    options: dict[str, Any] = None  # task-specific keys (translation's partner, topics' count), defaults filled in
+    metric_options: dict[str, Any] = None  # settings metrics need (the FLORES-200 SentencePiece model path)
 
     def fewshot_languages(self, template: str) -> list[str]:
         """Languages whose data a template's exemplars come from, besides the item's own."""
@@ -115,7 +117,17 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
 
 
 def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str | Path) -> TaskSpec:
+    from .families import check_template
+
     task = get_task(name)
+    allowed = set(task.OPTIONS)
+    given = {key: spec[key] for key in spec if key not in _COMMON_TASK_KEYS}
+    unknown = sorted(set(given) - allowed)
+    if unknown:
+        hint = f"; task '{name}' takes: {', '.join(sorted(allowed))}" if allowed else f"; task '{name}' takes none"
+        raise ConfigError(f"{source_file}: tasks.{name}: unknown key{'s' if len(unknown) > 1 else ''} "
+                          f"{', '.join(unknown)} (common keys: {', '.join(sorted(_COMMON_TASK_KEYS))}{hint})")
+    options = {**task.OPTIONS, **given}
     templates = {}
     for template_name in spec["templates"]:
         try:
@@ -126,6 +138,10 @@ def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str 
         if template.mode == "generate":
             if template.parser not in PARSERS:
                 raise ConfigError(f"{where}: unknown parser '{template.parser}' (known: {', '.join(sorted(PARSERS))})")
+        problem = check_template(task.FAMILY, template)
+        if problem:
+            raise ConfigError(f"{where}: {problem}")
+        if template.mode == "generate":
             if template.generation.decoding not in params["decoding"]:
                 raise ConfigError(f"{where}: decoding preset '{template.generation.decoding}' is not defined under "
                                   f"'decoding' (defined: {', '.join(params['decoding'])})")
@@ -137,14 +153,30 @@ def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str 
         if not data_dir.is_dir():
             raise ConfigError(f"{source_file}: tasks.{name}.source.path: directory {data_dir} does not exist")
         needed = list(spec["languages"]) + [t.fewshot.language for t in templates.values() if t.fewshot.language]
-        missing = task.missing_local_files(source, sorted(set(needed)), root)
+        parts = ["eval"] + (["fewshot"] if task.FEWSHOT_PART and any(t.fewshot.n for t in templates.values()) else [])
+        missing = []
+        for language in sorted(set(needed)):
+            for part in parts:
+                try:
+                    files = task.local_files(source, language, root, part=part, options=options)
+                except BabelevalError as exc:
+                    raise ConfigError(f"{source_file}: tasks.{name}.languages: {exc}") from None
+                missing += [p for p in files if not Path(p).is_file()]
         if missing:
             raise ConfigError(f"{source_file}: tasks.{name}.languages: no data file for "
-                              f"{', '.join(str(p) for p in missing)}")
+                              f"{', '.join(str(p) for p in dict.fromkeys(missing))}")
+    metric_options = {}
+    if params.get("metrics", {}).get("flores200_spm"):
+        metric_options["spm_model"] = str(Path(root) / params["metrics"]["flores200_spm"])
     return TaskSpec(
         name=name,
         languages=tuple(spec["languages"]),
         templates=templates,
         source=source,
         limit=spec.get("limit"),
+        options=options,
+        metric_options=metric_options,
     )
+
+
+_COMMON_TASK_KEYS = {"languages", "templates", "source", "limit"}

@@ -35,3 +35,29 @@ def random_exemplars(fewshot: FewShot, pool: Sequence[dict[str, Any]], item: dic
                         f"{item['id']}, {fewshot.n} needed")
     rng = item_rng(seed, item["task"], pool[0]["language"], item["id"])
     return rng.sample(candidates, fewshot.n)
+
+
+def stratified_exemplars(fewshot: FewShot, pool: Sequence[dict[str, Any]], item: dict[str, Any],
+                         seed: int) -> list[dict[str, Any]]:
+    """n exemplars with the pool's label proportions (JGLUE's JNLI, lm-eval's ``_stratified_fewshot_examples``).
+
+    Each label gets int(share * n) exemplars, the rest go one by one to the label
+    with the fewest, then the exemplars are shuffled; labels are the items' ``answer``.
+    """
+    candidates = [row for row in pool if row["group"] != item["group"]]
+    if len(candidates) < fewshot.n:
+        raise DataError(f"language {pool[0]['language']}: only {len(candidates)} exemplar candidates for item "
+                        f"{item['id']}, {fewshot.n} needed")
+    by_label: dict[Any, list[dict[str, Any]]] = {}
+    for row in candidates:
+        by_label.setdefault(str(row["answer"]), []).append(row)
+    counts = {label: int(len(rows) / len(candidates) * fewshot.n) for label, rows in by_label.items()}
+    for _ in range(fewshot.n - sum(counts.values())):
+        label = min(counts, key=lambda k: counts[k])
+        counts[label] += 1
+    rng = item_rng(seed, item["task"], pool[0]["language"], item["id"])
+    chosen: list[dict[str, Any]] = []
+    for label in sorted(by_label):
+        chosen.extend(rng.sample(by_label[label], min(counts[label], len(by_label[label]))))
+    rng.shuffle(chosen)
+    return chosen

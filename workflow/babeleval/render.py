@@ -7,42 +7,69 @@ generation settings' owner template (generate), the choices and the gold answer.
 
 from __future__ import annotations
 
+import random
 from typing import Any, Sequence
 
 from .errors import DataError
-from .fewshot import first_exemplars, random_exemplars
+from .fewshot import first_exemplars, random_exemplars, stratified_exemplars
 from .parsers import LETTERS
 from .templates import Template
 
+# Fields of an item that hold its gold answer in some form: never shown for the item asked about.
+GOLD_FIELDS = ("answer", "label")
 
-def prompt_variables(item: dict[str, Any]) -> dict[str, Any]:
-    """What a template may use for an item: its fields except the gold answer, plus the choice letters."""
-    variables = {key: value for key, value in item.items() if key != "answer"}
-    variables["letters"] = list(LETTERS[: len(item.get("choices", []))])
+
+def prompt_variables(item: dict[str, Any], template: Template | None = None) -> dict[str, Any]:
+    """What a template may use for an item: its fields except the gold, plus the choices and their letters.
+
+    ``choices`` are the template's words for the classes where it gives them
+    (JNLI's 含意/矛盾/中立), else the item's own.
+    """
+    variables = {key: value for key, value in item.items() if key not in GOLD_FIELDS}
+    if template is not None and template.choices is not None:
+        variables["choices"] = list(template.choices)
+    variables["letters"] = list(LETTERS[: len(variables.get("choices", []) or [])])
     return variables
 
 
-def target_variables(item: dict[str, Any]) -> dict[str, Any]:
-    """Prompt variables plus the gold answer, for an exemplar's target."""
-    variables = prompt_variables(item)
+def target_variables(item: dict[str, Any], template: Template | None = None) -> dict[str, Any]:
+    """Prompt variables plus the gold answer, for an exemplar's target.
+
+    ``answer`` is the gold as the item holds it (an index, the gold spans, the
+    reference, the number); ``answer_text`` is its text (the gold choice, the
+    first gold span, the reference); ``answer_letter`` the gold choice's letter.
+    """
+    variables = prompt_variables(item, template)
     answer = item["answer"]
     variables["answer"] = answer
-    if "choices" in item:
+    if variables.get("choices") and isinstance(answer, int):
         variables["answer_letter"] = variables["letters"][answer]
-        variables["answer_text"] = item["choices"][answer]
+        variables["answer_text"] = variables["choices"][answer]
+    elif isinstance(answer, list):
+        variables["answer_text"] = answer[0]
+    else:
+        variables["answer_text"] = str(answer)
     return variables
 
 
 def render_exemplar(template: Template, item: dict[str, Any]) -> str:
-    return template.render_prompt(prompt_variables(item)) + template.render_target(target_variables(item))
+    return template.render_prompt(prompt_variables(item, template)) + template.render_target(target_variables(item, template))
 
 
 def continuations(template: Template, item: dict[str, Any]) -> list[str]:
-    base = prompt_variables(item)
+    base = prompt_variables(item, template)
     return [
         template.render_continuation({**base, "choice": choice, "letter": base["letters"][index], "index": index})
-        for index, choice in enumerate(item["choices"])
+        for index, choice in enumerate(base["choices"])
     ]
+
+
+def shuffled(items: Sequence[dict[str, Any]], seed: int | None) -> list[dict[str, Any]]:
+    """The items in the order a protocol evaluates them: as given, or shuffled with its own seed (JGLUE: 42)."""
+    items = list(items)
+    if seed is not None:
+        random.Random(seed).shuffle(items)
+    return items
 
 
 def build_requests(
@@ -51,6 +78,7 @@ def build_requests(
     pool: Sequence[dict[str, Any]],
     seed: int,
     limit: int | None = None,
+    shuffle_seed: int | None = None,
 ) -> list[dict[str, Any]]:
     """Requests for the items of one language.
 
@@ -58,6 +86,8 @@ def build_requests(
     or another language's where the template says so). With the ``first``
     sampler the exemplars are the pool's first rows and are removed from the
     evaluated items, as in seed 001; ``limit`` then applies to what is left.
+    With ``shuffle_seed`` the items are shuffled with it before the limit, as
+    JGLUE's harness does with 42.
     """
     fewshot = template.fewshot
     fixed: list[dict[str, Any]] | None = None
@@ -65,6 +95,7 @@ def build_requests(
         fixed = first_exemplars(fewshot, pool)
         used = {row["id"] for row in fixed}
         items = [item for item in items if item["id"] not in used]
+    items = shuffled(items, shuffle_seed)
     if limit is not None:
         items = items[:limit]
     if not items:
@@ -76,16 +107,20 @@ def build_requests(
             exemplars = []
         elif fixed is not None:
             exemplars = fixed
+        elif fewshot.sampler == "stratified":
+            exemplars = stratified_exemplars(fewshot, pool, item, seed)
         else:
             exemplars = random_exemplars(fewshot, pool, item, seed)
         shots = [render_exemplar(template, ex) for ex in exemplars]
-        prompt = fewshot.separator.join([*shots, template.render_prompt(prompt_variables(item))])
+        variables = prompt_variables(item, template)
+        prompt = template.render_preamble(variables) + fewshot.separator.join(
+            [*shots, template.render_prompt(variables)])
         request = {
             "id": item["id"],
             "language": item["language"],
             "prompt": prompt,
             "exemplar_ids": [ex["id"] for ex in exemplars],
-            "choices": item.get("choices"),
+            "choices": variables.get("choices"),
             "answer": item["answer"],
         }
         if template.mode == "loglikelihood":

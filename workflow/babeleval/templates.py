@@ -24,7 +24,7 @@ from .errors import TemplateError
 
 PROMPTS_DIR = "prompts"
 MODES = ("loglikelihood", "generate")
-SAMPLERS = ("random", "first")
+SAMPLERS = ("random", "first", "stratified")
 
 _ENV = ImmutableSandboxedEnvironment(
     undefined=jinja2.StrictUndefined,
@@ -32,7 +32,8 @@ _ENV = ImmutableSandboxedEnvironment(
     autoescape=False,
 )
 
-_TOP_KEYS = {"description", "reference", "mode", "fewshot", "prompt", "target", "continuation", "generation", "parser"}
+_TOP_KEYS = {"description", "reference", "mode", "fewshot", "preamble", "prompt", "target", "continuation", "choices",
+             "generation", "parser", "metrics"}
 _FEWSHOT_KEYS = {"n", "sampler", "language", "separator"}
 _GENERATION_KEYS = {"decoding", "max_new_tokens", "stop"}
 
@@ -64,9 +65,15 @@ class Template:
     reference: str = ""
     continuation: str | None = None
     parser: str | None = None
+    preamble: str = ""                    # text before the exemplars and the item (JGLUE's DESCRIPTION)
+    choices: tuple[str, ...] | None = None  # the words a label task's classes are scored or read as
+    metrics: tuple[str, ...] | None = None  # what to report; None = the task family's defaults
     fewshot: FewShot = field(default_factory=FewShot)
     generation: Generation = field(default_factory=Generation)
     sha256: str = ""
+
+    def render_preamble(self, variables: dict[str, Any]) -> str:
+        return self._render("preamble", self.preamble, variables) if self.preamble else ""
 
     def render_prompt(self, variables: dict[str, Any]) -> str:
         return self._render("prompt", self.prompt, variables)
@@ -157,6 +164,25 @@ def _from_spec(task: str, name: str, path: Path, spec: dict, digest: str) -> Tem
 
     continuation = spec.get("continuation")
     parser = spec.get("parser")
+    preamble = spec.get("preamble", "")
+    if not isinstance(preamble, str):
+        raise TemplateError(f"{path}: 'preamble' must be a string")
+    choices = spec.get("choices")
+    if choices is not None:
+        if not isinstance(choices, list) or not choices or not all(isinstance(c, str) and c for c in choices):
+            raise TemplateError(f"{path}: 'choices' must be a list of non-empty strings (one per class, in the task's label order)")
+        choices = tuple(choices)
+    metrics = spec.get("metrics")
+    if metrics is not None:
+        if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+            raise TemplateError(f"{path}: 'metrics' must be a list of metric names")
+        from .metrics import METRICS
+
+        unknown = [m for m in metrics if m not in METRICS]
+        if unknown:
+            raise TemplateError(f"{path}: unknown metric{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                                f"(known: {', '.join(sorted(METRICS))})")
+        metrics = tuple(metrics)
     generation = Generation()
     if mode == "loglikelihood":
         if not isinstance(continuation, str):
@@ -185,8 +211,9 @@ def _from_spec(task: str, name: str, path: Path, spec: dict, digest: str) -> Tem
         task=task, name=name, path=path, mode=mode, prompt=prompt, target=target,
         description=str(spec.get("description", "")).strip(), reference=str(spec.get("reference", "")).strip(),
         continuation=continuation, parser=parser, fewshot=fewshot, generation=generation, sha256=digest,
+        preamble=preamble, choices=choices, metrics=metrics,
     )
-    for key, source in (("prompt", prompt), ("target", target), ("continuation", continuation)):
+    for key, source in (("preamble", preamble), ("prompt", prompt), ("target", target), ("continuation", continuation)):
         if source is not None:
             try:
                 _compile(source)

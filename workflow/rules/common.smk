@@ -31,6 +31,7 @@ wildcard_constraints:
 # -- paths -------------------------------------------------------------------------------------
 
 PREPARED = "data/prepared/{task}/{language}.jsonl"
+PREPARED_FEWSHOT = "data/prepared/{task}/fewshot/{language}.jsonl"
 PROMPTS = "results/prompts/{task}/{language}/{template}.jsonl"
 GENERATIONS = "results/generations/{model}/{task}/{language}/{template}.jsonl"
 RAW = "results/raw/{model}/{task}/{language}/{template}.jsonl"
@@ -51,20 +52,44 @@ def template_file(wildcards):
     return str(GRID.tasks[wildcards.task].templates[wildcards.template].path)
 
 
-def local_data_file(wildcards):
-    """The official file a local source reads, so editing it reruns preparation; none for hub sources."""
+def _local_files(wildcards, part):
     task = GRID.tasks[wildcards.task]
     if task.source["kind"] != "local":
         return []
     from babeleval.tasks import get_task
 
-    return str(get_task(task.name).local_file(task.source, wildcards.language))
+    files = get_task(task.name).local_files(task.source, wildcards.language, part=part, options=task.options)
+    return [str(p) for p in files]
+
+
+def local_data_file(wildcards):
+    """The official files a local source reads, so editing one reruns preparation; none for hub sources."""
+    return _local_files(wildcards, "eval")
+
+
+def local_fewshot_file(wildcards):
+    """The official files exemplars are read from (JGLUE's train split)."""
+    return _local_files(wildcards, "fewshot")
+
+
+def task_object(name):
+    from babeleval.tasks import get_task
+
+    return get_task(name)
 
 
 def exemplar_data(wildcards):
-    """Prepared data the template's exemplars come from: the item's own language unless it names another."""
-    languages = GRID.tasks[wildcards.task].fewshot_languages(wildcards.template) or [wildcards.language]
-    return [PREPARED.format(task=wildcards.task, language=lang) for lang in languages]
+    """Prepared data the template's exemplars come from.
+
+    The task's exemplar split (JGLUE: train) where it has one, else the evaluated rows; of the item's
+    own language unless the template names another. None for a zero-shot template.
+    """
+    spec = GRID.tasks[wildcards.task]
+    if not spec.templates[wildcards.template].fewshot.n:
+        return []
+    languages = spec.fewshot_languages(wildcards.template) or [wildcards.language]
+    path = PREPARED_FEWSHOT if task_object(spec.name).FEWSHOT_PART else PREPARED
+    return [path.format(task=wildcards.task, language=lang) for lang in languages]
 
 
 def model_path(name):
@@ -80,9 +105,14 @@ def model_input(wildcards):
     return spec["model"] if Path(spec["model"]).is_dir() else []
 
 
-def generation_settings(task, template_name):
+def generation_settings(task, template_name, model=None):
+    """Decoding settings of a (task, template), with the model's cap on new tokens where it sets one."""
     template = GRID.tasks[task].templates[template_name]
-    generation = {"max_new_tokens": template.generation.max_new_tokens, "stop": list(template.generation.stop)}
+    max_new_tokens = template.generation.max_new_tokens
+    cap = GRID.models[model].get("max_new_tokens") if model else None
+    if cap:
+        max_new_tokens = min(max_new_tokens, cap)
+    generation = {"max_new_tokens": max_new_tokens, "stop": list(template.generation.stop)}
     preset = GRID.decoding.get(template.generation.decoding, {}) if template.mode == "generate" else {}
     return decoding_settings(template.mode, generation, preset, GRID.seed)
 
@@ -94,5 +124,5 @@ def generation_identity(wildcards):
     rescore the languages it only re-read from the cache); this param makes any change of model or
     decoding rescore all the same.
     """
-    settings = generation_settings(wildcards.task, wildcards.template)
+    settings = generation_settings(wildcards.task, wildcards.template, wildcards.model)
     return digest({"model": GRID.models[wildcards.model], "settings": settings})

@@ -8,8 +8,28 @@ rule prepare_data:
         local_data_file,
     params:
         source=lambda w: GRID.tasks[w.task].source,
+        options=lambda w: GRID.tasks[w.task].options,
+        part="eval",
     log:
         "results/logs/prepare_data/{task}/{language}.log",
+    conda:
+        "../../envs/cpu.yaml"
+    script:
+        "../scripts/prepare_data.py"
+
+
+# Exemplar rows where the protocol draws them from their own split (JGLUE: train).
+rule prepare_fewshot_data:
+    output:
+        PREPARED_FEWSHOT,
+    input:
+        local_fewshot_file,
+    params:
+        source=lambda w: GRID.tasks[w.task].source,
+        options=lambda w: GRID.tasks[w.task].options,
+        part="fewshot",
+    log:
+        "results/logs/prepare_data/{task}/fewshot/{language}.log",
     conda:
         "../../envs/cpu.yaml"
     script:

@@ -17,7 +17,7 @@ for _task in GRID.tasks.values():
             languages=list(_task.languages),
             model_spec=lambda w: GRID.models[w.model],
             model_path=lambda w: model_path(w.model),
-            settings=lambda w, task=_task.name: generation_settings(task, w.template),
+            settings=lambda w, task=_task.name: generation_settings(task, w.template, w.model),
             cache=lambda w: f"results/cache/{w.model}.sqlite" if GRID.cache_enabled else None,
         resources:
             gpu=1,

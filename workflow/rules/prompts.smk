@@ -11,6 +11,7 @@ rule render_prompts:
     params:
         seed=GRID.seed,
         limit=lambda w: GRID.tasks[w.task].limit,
+        shuffle_seed=lambda w: task_object(w.task).EVAL_SHUFFLE_SEED,
     log:
         "results/logs/render_prompts/{task}/{language}/{template}.log",
     conda:

@@ -12,6 +12,7 @@ rule score:
         template=template_file,
     params:
         generation=generation_identity,
+        metric_options=lambda w: GRID.tasks[w.task].metric_options,
     log:
         "results/logs/score/{model}/{task}/{language}/{template}.log",
     conda:

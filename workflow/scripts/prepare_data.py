@@ -5,6 +5,7 @@ from babeleval.jsonl import write_jsonl
 from babeleval.tasks import get_task
 
 joblog.setup(snakemake.log[0])
-items = get_task(snakemake.wildcards.task).load(snakemake.params.source, snakemake.wildcards.language)
+p = snakemake.params
+items = get_task(snakemake.wildcards.task).load(p.source, snakemake.wildcards.language, part=p.part, options=p.options)
 write_jsonl(snakemake.output[0], items)
 logging.info("%d items", len(items))

@@ -11,5 +11,6 @@ summary = scoring.score_files(
     raw_out=snakemake.output.raw,
     scores_out=snakemake.output.scores,
     labels={"model": w.model, "task": w.task, "language": w.language, "template": w.template},
+    metric_options=snakemake.params.metric_options,
 )
 logging.info("%s", summary["metrics"])

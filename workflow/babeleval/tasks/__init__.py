@@ -1,27 +1,27 @@
-"""Task registry: each task module turns its dataset's official files into canonical items.
+"""Task registry: each task turns its dataset's official files into canonical items.
 
-A canonical multiple-choice item is a dict::
-
-    {"id": str, "task": str, "language": str, "group": str,
-     "passage": str, "question": str, "choices": [str, ...], "answer": int}
-
-``id`` is stable and identical across languages for parallel datasets;
-``group`` names items that share a context (a Belebele passage), so few-shot
-exemplars never come from the test item's own passage; ``answer`` indexes
-``choices``.
+The interface every task offers, and the canonical item of each task family,
+are described in ``babeleval.tasks.base``. Belebele is a module with that
+interface; the other tasks are objects of ``base.Task`` subclasses.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
+from typing import Any
 
 from ..errors import ConfigError
 from . import belebele
+from .jglue import JNLI, JaQuAD, JCommonsenseQA, JSQuAD, MARCja
+from .suite import (SIB200, FloresTopics, GlobalMMLU, MGSMTask, TranslationFrom, TranslationTo, UhuraARC,
+                    UhuraTruthfulQA)
 
-TASKS: dict[str, ModuleType] = {"belebele": belebele}
+TASKS: dict[str, Any] = {"belebele": belebele}
+for _task in (JCommonsenseQA(), JNLI(), MARCja(), JSQuAD(), JaQuAD(), GlobalMMLU(), UhuraARC(), UhuraTruthfulQA(),
+              MGSMTask(), TranslationFrom(), TranslationTo(), FloresTopics(), SIB200()):
+    TASKS[_task.NAME] = _task
 
 
-def get_task(name: str) -> ModuleType:
+def get_task(name: str) -> Any:
     try:
         return TASKS[name]
     except KeyError:

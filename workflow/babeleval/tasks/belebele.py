@@ -18,7 +18,11 @@ from typing import Any
 from ..errors import DataError
 from .sources import read_hub, read_local_jsonl
 
+NAME = "belebele"
 FAMILY = "multiple_choice"
+FEWSHOT_PART = None  # exemplars come from the evaluated rows (of the template's fewshot language)
+EVAL_SHUFFLE_SEED = None
+OPTIONS: dict[str, Any] = {}
 FIELDS = ("link", "question_number", "flores_passage", "question",
           "mc_answer1", "mc_answer2", "mc_answer3", "mc_answer4", "correct_answer_num")
 HF_SPLIT = "test"
@@ -28,11 +32,17 @@ def local_file(source: dict[str, Any], language: str, root: str | Path = ".") ->
     return Path(root) / source["path"] / f"{language}.jsonl"
 
 
+def local_files(source: dict[str, Any], language: str, root: str | Path = ".", part: str = "eval",
+                options: dict[str, Any] | None = None) -> list[Path]:
+    return [local_file(source, language, root)]
+
+
 def missing_local_files(source: dict[str, Any], languages: list[str], root: str | Path = ".") -> list[Path]:
     return [local_file(source, lang, root) for lang in languages if not local_file(source, lang, root).is_file()]
 
 
-def load(source: dict[str, Any], language: str, root: str | Path = ".") -> list[dict[str, Any]]:
+def load(source: dict[str, Any], language: str, root: str | Path = ".", part: str = "eval",
+         options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Canonical items of one language, in dataset order."""
     if source["kind"] == "local":
         path = local_file(source, language, root)

@@ -1,0 +1,148 @@
+"""Task families: how an item's answer is presented, read and judged.
+
+Each family says, for a template of a given mode, which metrics it reports by
+default and how one record (a rendered request plus the model's output) is
+scored. A scored record always holds ``prediction``, ``gold``, ``parsed``,
+``parse_error`` and ``correct`` (None where the family has no per-item
+correctness, as translation):
+
+=================  ==========================  ===========================  ==============================
+family             prediction                  gold                         correct
+=================  ==========================  ===========================  ==============================
+multiple_choice,   index of the chosen choice  the gold continuation        prediction == answer
+classification     (None if unreadable)        (" A" -> "A", a choice text)
+                                               or letter / label read
+extractive_qa      the answer span             the gold spans [str]         exact match (SQuAD, max)
+translation        the translation             the reference                None
+math               canonical number string     canonical number string      equal numbers
+=================  ==========================  ===========================  ==============================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .metrics import argmax, length_normalised
+from .parsers import LETTERS, get_parser, parse
+from .templates import Template
+
+GENERATE_EXTRA = ("parse_failure_rate",)
+
+DEFAULT_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
+    "multiple_choice": {"loglikelihood": ("acc", "acc_norm"), "generate": ("acc", "parse_failure_rate")},
+    "classification": {"loglikelihood": ("acc", "acc_norm", "balanced_acc", "macro_f1"),
+                       "generate": ("acc", "balanced_acc", "macro_f1", "parse_failure_rate")},
+    "extractive_qa": {"generate": ("exact_match", "f1", "parse_failure_rate")},
+    "translation": {"generate": ("bleu", "chrf", "parse_failure_rate")},
+    "math": {"generate": ("acc", "parse_failure_rate")},
+}
+
+# What a family's generate templates may parse with (parser kinds).
+PARSER_KINDS = {
+    "multiple_choice": ("letter", "label"),
+    "classification": ("label", "letter"),
+    "extractive_qa": ("text",),
+    "translation": ("text",),
+    "math": ("number",),
+}
+
+
+def default_metrics(family: str, mode: str) -> tuple[str, ...]:
+    return DEFAULT_METRICS[family][mode]
+
+
+def metrics_for(family: str, template: Template) -> tuple[str, ...]:
+    return template.metrics if template.metrics is not None else default_metrics(family, template.mode)
+
+
+def check_template(family: str, template: Template) -> str | None:
+    """Why a template cannot serve a task of this family, or None."""
+    if template.mode not in DEFAULT_METRICS[family]:
+        return f"a {family} task cannot be scored in mode '{template.mode}'"
+    if template.mode == "generate":
+        kind = get_parser(template.parser).kind
+        if kind not in PARSER_KINDS[family]:
+            return (f"parser '{template.parser}' reads a {kind}; a {family} task needs one that reads "
+                    f"{' or '.join(PARSER_KINDS[family])}")
+    return None
+
+
+def choices_of(item_or_request: dict[str, Any], template: Template) -> list[str] | None:
+    """The texts a choice task's options are shown, scored or read as: the template's words, else the item's."""
+    if template.choices is not None:
+        return list(template.choices)
+    return item_or_request.get("choices")
+
+
+# -- scoring one record ----------------------------------------------------------------------------------
+
+
+def _failure(error: str, gold: Any, answer: Any = None) -> dict[str, Any]:
+    return {"prediction": None, "parsed": False, "parse_error": error, "gold": gold, "correct": False}
+
+
+def score_choice(record: dict[str, Any], template: Template) -> dict[str, Any]:
+    answer = record["answer"]
+    choices = record["choices"]
+    if template.mode == "loglikelihood":
+        logprobs = record["loglikelihoods"]
+        pred = argmax(logprobs)
+        pred_norm = argmax(length_normalised(logprobs, record["continuations"]))
+        return {"prediction": pred, "prediction_norm": pred_norm, "parsed": True, "parse_error": None,
+                "gold": record["continuations"][answer].strip(),
+                "correct": pred == answer, "correct_norm": pred_norm == answer}
+    spec = get_parser(template.parser)
+    parsed = parse(template.parser, record.get("response"), n_choices=len(choices), labels=choices)
+    if spec.kind == "letter":
+        gold = LETTERS[answer]
+        prediction = LETTERS.index(parsed.answer) if parsed.ok else None
+    else:
+        gold = choices[answer]
+        prediction = choices.index(parsed.answer) if parsed.ok else None
+    return {"prediction": prediction, "parsed_answer": parsed.answer, "parsed": parsed.ok,
+            "parse_error": parsed.error, "gold": gold, "correct": prediction == answer}
+
+
+def score_extractive_qa(record: dict[str, Any], template: Template) -> dict[str, Any]:
+    from .qa import best_over_golds
+
+    golds = list(record["answer"])
+    parsed = parse(template.parser, record.get("response"))
+    em, f1 = best_over_golds(parsed.answer if parsed.ok else None, golds)
+    return {"prediction": parsed.answer, "parsed": parsed.ok, "parse_error": parsed.error, "gold": golds,
+            "correct": em == 1.0, "exact_match": em, "f1": f1}
+
+
+def score_translation(record: dict[str, Any], template: Template) -> dict[str, Any]:
+    parsed = parse(template.parser, record.get("response"))
+    return {"prediction": parsed.answer, "parsed": parsed.ok, "parse_error": parsed.error,
+            "gold": record["answer"], "correct": None}
+
+
+def score_math(record: dict[str, Any], template: Template) -> dict[str, Any]:
+    parsed = parse(template.parser, record.get("response"))
+    gold = record["answer"]
+    return {"prediction": parsed.answer, "parsed": parsed.ok, "parse_error": parsed.error, "gold": gold,
+            "correct": parsed.ok and parsed.answer == gold}
+
+
+SCORERS = {
+    "multiple_choice": score_choice,
+    "classification": score_choice,
+    "extractive_qa": score_extractive_qa,
+    "translation": score_translation,
+    "math": score_math,
+}
+
+
+def score_record(family: str, record: dict[str, Any], template: Template) -> dict[str, Any]:
+    return SCORERS[family](record, template)
+
+
+def signatures(family: str, metric_names: tuple[str, ...]) -> dict[str, str]:
+    """Settings behind a family's numbers that are not in a metric's own signature."""
+    if family == "extractive_qa" and ("f1" in metric_names or "exact_match" in metric_names):
+        from .qa import tokenizer_name
+
+        return {"f1": f"SQuAD v1.1 F1 over {tokenizer_name()}; normalisation: emoji removed, neologdn, whitespace"}
+    return {}

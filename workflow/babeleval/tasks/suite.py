@@ -1,0 +1,351 @@
+"""The English zero-shot multilingual suite (seed 003, languagebench): its datasets.
+
+Instructions are in English, content in the target language; no exemplars.
+Grid languages are FLORES-200 codes; datasets with their own codes are
+reached through ``babeleval.languages.dataset_code`` (a dataset's own code
+works too).
+
+- ``mmlu``: Global-MMLU (HF ``CohereForAI/Global-MMLU``, one config per
+  language, splits ``test``/``dev``): ``sample_id, subject, subject_category,
+  question, option_a..option_d, answer`` (a letter). Local: the table of one
+  language and split as ``<path>/<code>/<split>.{parquet,csv,jsonl}`` (or the
+  hub's ``<path>/<code>/<split>-*.parquet``).
+- ``arc``: uhura ARC-Easy (HF ``masakhane/uhura-arc-easy``, configs
+  ``<code>_multiple_choice``; files ``<code>_<split>.json``): ``id, question,
+  choices{text, label}, answerKey``.
+- ``truthfulqa``: uhura TruthfulQA (HF ``masakhane/uhura-truthfulqa``, configs
+  ``<code>_multiple_choice``; files ``<code>_multiple_choice_<split>.json``):
+  ``question, mc1_targets{choices, labels}``. The MC1 correct answer always
+  comes first in the data; choices are put in an order fixed by the row
+  number (the same in every language, independent of the seed), so that "A"
+  is not always right.
+- ``mgsm``: MGSM (GitHub ``google-research/url-nlp`` ``mgsm/mgsm_<code>.tsv``,
+  no header, ``question<TAB>answer_number``; HF ``juletxara/mgsm`` configs by
+  code, split ``test``: ``question, answer, answer_number, equation_solution``).
+- ``translation_from`` / ``translation_to``: FLORES+ (HF
+  ``openlanguagedata/flores_plus``, configs ``<iso_639_3>_<iso_15924>``,
+  splits ``dev``/``devtest``; one sentence per row: ``id, iso_639_3,
+  iso_15924, glottocode, text, url, domain, topic``). ``translation_from``
+  translates the grid language into the task's ``partner`` language,
+  ``translation_to`` the partner into the grid language. Local:
+  ``<path>/<split>/<code>.{jsonl,parquet}``.
+- ``topic_classification``: FLORES+ paragraphs (sentences grouped by
+  ``url``, in order, joined by a space), the five most frequent topics
+  (lower-cased) as the label set.
+- ``sib200``: SIB-200 (GitHub ``dadelani/sib-200``
+  ``data/annotated/<code>/<split>.tsv``, header ``index_id, category, text``;
+  HF ``Davlan/sib200``), its seven categories as the label set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError
+from ..languages import dataset_code, language_name, script_name
+from ..parsers import LETTERS, first_number
+from .base import Task, check_unique
+from .sources import (find_file, read_hub, read_json_records, read_table, read_tsv, require_fields,
+                      require_text)
+
+
+def _rows(task: Task, source: dict[str, Any], files: list[Path], reader, config: str, split: str,
+          language: str) -> tuple[list[dict[str, Any]], str]:
+    if source["kind"] == "local":
+        return reader(files[0]), str(files[0])
+    return read_hub(source, source.get("config", config), split, language)
+
+
+# -- multiple choice -------------------------------------------------------------------------------------
+
+GLOBAL_MMLU = ("am", "ar", "bn", "cs", "de", "el", "en", "es", "fa", "fil", "fr", "ha", "he", "hi", "id", "ig",
+               "it", "ja", "ko", "ky", "lt", "mg", "ms", "ne", "nl", "ny", "pl", "pt", "ro", "ru", "si", "sn",
+               "so", "sr", "sv", "sw", "te", "tr", "uk", "vi", "yo", "zh")
+UHURA = ("am", "en", "ha", "nso", "sw", "yo", "zu")
+MGSM = ("bn", "de", "en", "es", "fr", "ja", "ru", "sw", "te", "th", "zh")
+
+
+class GlobalMMLU(Task):
+    NAME = "mmlu"
+    FAMILY = "multiple_choice"
+    SPLITS = {"local": {"eval": "test", "fewshot": "dev"}, "hf": {"eval": "test", "fewshot": "dev"}}
+    FIELDS = ("sample_id", "subject", "question", "option_a", "option_b", "option_c", "option_d", "answer")
+
+    def local_files(self, source, language, root=".", part="eval", options=None):
+        code = dataset_code(language, GLOBAL_MMLU, "Global-MMLU")
+        split = self.split(source, part, self.SPLITS)
+        directory = Path(root) / source["path"] / code
+        return [find_file(directory, [f"{split}.parquet", f"{split}.csv", f"{split}.jsonl", f"{split}-*.parquet"],
+                          f"Global-MMLU {split}", language)]
+
+    def load(self, source, language, root=".", part="eval", options=None):
+        code = dataset_code(language, GLOBAL_MMLU, "Global-MMLU")
+        split = self.split(source, part, self.SPLITS)
+        files = self.local_files(source, language, root, part) if source["kind"] == "local" else []
+        rows, where = _rows(self, source, files, lambda p: read_table(p, "Global-MMLU"), code, split, language)
+        items = []
+        for number, row in enumerate(rows, start=1):
+            at = f"{where}: row {number}"
+            require_fields(row, self.FIELDS, at)
+            require_text(row, ("question", "option_a", "option_b", "option_c", "option_d"), at)
+            answer = str(row["answer"]).strip().upper()
+            if answer not in ("A", "B", "C", "D"):
+                raise DataError(f"{at}: answer must be a letter A-D, got {row['answer']!r}")
+            items.append({"id": str(row["sample_id"]), "task": self.NAME, "language": language,
+                          "group": str(row["sample_id"]), "subject": str(row["subject"]),
+                          "question": row["question"],
+                          "choices": [row[f"option_{k}"] for k in "abcd"], "answer": "ABCD".index(answer)})
+        return check_unique(items, where)
+
+
+class UhuraARC(Task):
+    NAME = "arc"
+    FAMILY = "multiple_choice"
+    SPLITS = {"local": {"eval": "test", "fewshot": "train"}, "hf": {"eval": "test", "fewshot": "train"}}
+
+    def local_files(self, source, language, root=".", part="eval", options=None):
+        code = dataset_code(language, UHURA, "uhura-arc-easy")
+        split = self.split(source, part, self.SPLITS)
+        return [Path(root) / source["path"] / f"{code}_{split}.json"]
+
+    def load(self, source, language, root=".", part="eval", options=None):
+        code = dataset_code(language, UHURA, "uhura-arc-easy")
+        split = self.split(source, part, self.SPLITS)
+        files = self.local_files(source, language, root, part) if source["kind"] == "local" else []
+        rows, where = _rows(self, source, files, lambda p: read_json_records(p, "uhura-arc-easy"),
+                            f"{code}_multiple_choice", split, language)
+        items = []
+        for number, row in enumerate(rows, start=1):
+            at = f"{where}: row {number}"
+            require_fields(row, ("id", "question", "choices", "answerKey"), at)
+            require_text(row, ("question",), at)
+            choices = row["choices"]
+            if not isinstance(choices, dict) or not isinstance(choices.get("text"), list) \
+                    or not isinstance(choices.get("label"), list) or len(choices["text"]) != len(choices["label"]):
+                raise DataError(f"{at}: choices must be {{text: [...], label: [...]}} of equal length")
+            if not 2 <= len(choices["text"]) <= len(LETTERS) or not all(isinstance(t, str) and t.strip()
+                                                                        for t in choices["text"]):
+                raise DataError(f"{at}: choices.text must hold 2 or more non-empty texts")
+            labels = [str(label).strip() for label in choices["label"]]
+            key = str(row["answerKey"]).strip()
+            if key not in labels:
+                raise DataError(f"{at}: answerKey {key!r} is not among the choice labels {labels}")
+            items.append({"id": str(row["id"]), "task": self.NAME, "language": language, "group": str(row["id"]),
+                          "question": row["question"], "choices": list(choices["text"]),
+                          "answer": labels.index(key)})
+        return check_unique(items, where)
+
+
+class UhuraTruthfulQA(Task):
+    NAME = "truthfulqa"
+    FAMILY = "multiple_choice"
+    SPLITS = {"local": {"eval": "test", "fewshot": "train"}, "hf": {"eval": "test", "fewshot": "train"}}
+
+    def local_files(self, source, language, root=".", part="eval", options=None):
+        code = dataset_code(language, UHURA, "uhura-truthfulqa")
+        split = self.split(source, part, self.SPLITS)
+        return [Path(root) / source["path"] / f"{code}_multiple_choice_{split}.json"]
+
+    def load(self, source, language, root=".", part="eval", options=None):
+        code = dataset_code(language, UHURA, "uhura-truthfulqa")
+        split = self.split(source, part, self.SPLITS)
+        files = self.local_files(source, language, root, part) if source["kind"] == "local" else []
+        rows, where = _rows(self, source, files, lambda p: read_json_records(p, "uhura-truthfulqa"),
+                            f"{code}_multiple_choice", split, language)
+        items = []
+        for number, row in enumerate(rows, start=1):
+            at = f"{where}: row {number}"
+            require_fields(row, ("question", "mc1_targets"), at)
+            require_text(row, ("question",), at)
+            targets = row["mc1_targets"]
+            if not isinstance(targets, dict) or not isinstance(targets.get("choices"), list) \
+                    or not isinstance(targets.get("labels"), list) or len(targets["choices"]) != len(targets["labels"]):
+                raise DataError(f"{at}: mc1_targets must be {{choices: [...], labels: [...]}} of equal length")
+            labels = [int(label) for label in targets["labels"]]
+            if labels.count(1) != 1:
+                raise DataError(f"{at}: mc1_targets.labels must mark exactly one correct choice, got {labels}")
+            if not 2 <= len(labels) <= len(LETTERS):
+                raise DataError(f"{at}: mc1_targets must hold 2 to {len(LETTERS)} choices")
+            order = list(range(len(labels)))
+            random.Random(int(hashlib.sha256(f"truthfulqa#{number}".encode()).hexdigest()[:16], 16)).shuffle(order)
+            item_id = str(row.get("id", number))
+            items.append({"id": item_id, "task": self.NAME, "language": language, "group": item_id,
+                          "question": row["question"], "choices": [targets["choices"][i] for i in order],
+                          "answer": order.index(labels.index(1))})
+        return check_unique(items, where)
+
+
+# -- math ----------------------------------------------------------------------------------------------
+
+
+class MGSMTask(Task):
+    NAME = "mgsm"
+    FAMILY = "math"
+    SPLITS = {"local": {"eval": "test", "fewshot": "train"}, "hf": {"eval": "test", "fewshot": "train"}}
+
+    def local_files(self, source, language, root=".", part="eval", options=None):
+        code = dataset_code(language, MGSM, "MGSM")
+        return [Path(root) / source["path"] / f"mgsm_{code}.tsv"]
+
+    def load(self, source, language, root=".", part="eval", options=None):
+        code = dataset_code(language, MGSM, "MGSM")
+        split = self.split(source, part, self.SPLITS)
+        files = self.local_files(source, language, root, part) if source["kind"] == "local" else []
+        rows, where = _rows(self, source, files,
+                            lambda p: read_tsv(p, "MGSM", columns=("question", "answer_number")), code, split, language)
+        items = []
+        for number, row in enumerate(rows, start=1):
+            at = f"{where}: row {number}"
+            require_fields(row, ("question", "answer_number"), at)
+            require_text(row, ("question",), at)
+            answer = first_number(str(row["answer_number"]))
+            if answer is None:
+                raise DataError(f"{at}: answer_number is not a number: {row['answer_number']!r}")
+            items.append({"id": str(number), "task": self.NAME, "language": language, "group": str(number),
+                          "question": row["question"], "answer": answer})
+        return items
+
+
+# -- FLORES+ --------------------------------------------------------------------------------------------
+
+FLORES_FIELDS = ("id", "text")
+
+
+class FloresTask(Task):
+    SPLITS = {"local": {"eval": "dev", "fewshot": "dev"}, "hf": {"eval": "dev", "fewshot": "dev"}}
+
+    def flores_file(self, source: dict[str, Any], language: str, root: str | Path, split: str) -> Path:
+        directory = Path(root) / source["path"] / split
+        return find_file(directory, [f"{language}.jsonl", f"{language}.parquet", f"{language}-*.parquet"],
+                         f"FLORES+ {split}", language)
+
+    def flores_rows(self, source: dict[str, Any], language: str, root: str | Path, split: str,
+                    fields: tuple[str, ...] = FLORES_FIELDS) -> tuple[list[dict[str, Any]], str]:
+        if source["kind"] == "local":
+            path = self.flores_file(source, language, root, split)
+            rows, where = read_table(path, "FLORES+"), str(path)
+        else:
+            rows, where = read_hub(source, language, split, language)
+        for number, row in enumerate(rows, start=1):
+            require_fields(row, fields, f"{where}: row {number}")
+            require_text(row, ("text",), f"{where}: row {number}")
+        return rows, where
+
+
+class Translation(FloresTask):
+    FAMILY = "translation"
+    OPTIONS = {"partner": "eng_Latn"}
+    DIRECTION = "from"
+
+    def local_files(self, source, language, root=".", part="eval", options=None):
+        partner = self.options(options)["partner"]
+        split = self.split(source, part, self.SPLITS)
+        return [self.flores_file(source, language, root, split), self.flores_file(source, partner, root, split)]
+
+    def load(self, source, language, root=".", part="eval", options=None):
+        partner = self.options(options)["partner"]
+        if partner == language:
+            raise DataError(f"{self.NAME}: language '{language}' is the partner language itself")
+        split = self.split(source, part, self.SPLITS)
+        own, own_where = self.flores_rows(source, language, root, split)
+        other, other_where = self.flores_rows(source, partner, root, split)
+        other_by_id = {str(row["id"]): row for row in other}
+        source_lang, target_lang = (language, partner) if self.DIRECTION == "from" else (partner, language)
+        items = []
+        for number, row in enumerate(own, start=1):
+            key = str(row["id"])
+            if key not in other_by_id:
+                raise DataError(f"{own_where}: row {number}: sentence id {key} has no counterpart in {other_where}")
+            texts = {language: row["text"], partner: other_by_id[key]["text"]}
+            items.append({"id": key, "task": self.NAME, "language": language, "group": str(row.get("url") or key),
+                          "source_language": source_lang, "target_language": target_lang,
+                          "source_name": language_name(source_lang), "target_name": language_name(target_lang),
+                          "target_script": script_name(target_lang),
+                          "source_text": texts[source_lang].strip(), "answer": texts[target_lang].strip()})
+        return check_unique(items, own_where)
+
+
+class TranslationFrom(Translation):
+    NAME = "translation_from"
+    DIRECTION = "from"
+
+
+class TranslationTo(Translation):
+    NAME = "translation_to"
+    DIRECTION = "to"
+
+
+class FloresTopics(FloresTask):
+    NAME = "topic_classification"
+    FAMILY = "classification"
+    OPTIONS = {"topics": 5}
+
+    def local_files(self, source, language, root=".", part="eval", options=None):
+        return [self.flores_file(source, language, root, self.split(source, part, self.SPLITS))]
+
+    def load(self, source, language, root=".", part="eval", options=None):
+        top_n = self.options(options)["topics"]
+        split = self.split(source, part, self.SPLITS)
+        rows, where = self.flores_rows(source, language, root, split)
+        paragraphs: dict[str, dict[str, Any]] = {}
+        for number, row in enumerate(rows, start=1):
+            absent = [key for key in ("url", "topic") if key not in row]
+            if absent:
+                raise DataError(f"{where}: row {number}: missing field{'s' if len(absent) > 1 else ''} {', '.join(absent)}")
+            if not row.get("topic") or not row.get("url"):
+                continue
+            paragraph = paragraphs.setdefault(str(row["url"]), {"texts": [], "topic": str(row["topic"]).lower(),
+                                                                 "first": str(row["id"])})
+            paragraph["texts"].append(row["text"].strip())
+        if not paragraphs:
+            raise DataError(f"{where}: no row has both a topic and a url")
+        counts = Counter(p["topic"] for p in paragraphs.values())
+        order = {topic: i for i, topic in enumerate(dict.fromkeys(p["topic"] for p in paragraphs.values()))}
+        topics = sorted(counts, key=lambda t: (-counts[t], order[t]))[:top_n]
+        items = []
+        for url, paragraph in paragraphs.items():
+            if paragraph["topic"] not in topics:
+                continue
+            items.append({"id": url, "task": self.NAME, "language": language, "group": url,
+                          "text": " ".join(paragraph["texts"]), "label": paragraph["topic"],
+                          "choices": list(topics), "answer": topics.index(paragraph["topic"])})
+        return items
+
+
+SIB_CATEGORIES = ("science/technology", "travel", "politics", "sports", "health", "entertainment", "geography")
+
+
+class SIB200(Task):
+    NAME = "sib200"
+    FAMILY = "classification"
+    SPLITS = {"local": {"eval": "test", "fewshot": "train"}, "hf": {"eval": "test", "fewshot": "train"}}
+
+    def local_files(self, source, language, root=".", part="eval", options=None):
+        split = self.split(source, part, self.SPLITS)
+        return [Path(root) / source["path"] / language / f"{split}.tsv"]
+
+    def load(self, source, language, root=".", part="eval", options=None):
+        split = self.split(source, part, self.SPLITS)
+        if source["kind"] == "local":
+            path = self.local_files(source, language, root, part)[0]
+            if not path.is_file():
+                raise DataError(f"{path}: no SIB-200 file for language '{language}'")
+            rows, where = read_tsv(path, "SIB-200"), str(path)
+        else:
+            rows, where = read_hub(source, language, split, language)
+        items = []
+        for number, row in enumerate(rows, start=1):
+            at = f"{where}: row {number}"
+            require_fields(row, ("index_id", "category", "text"), at)
+            require_text(row, ("text",), at)
+            category = str(row["category"]).strip().lower()
+            if category not in SIB_CATEGORIES:
+                raise DataError(f"{at}: category {row['category']!r} is not one of {', '.join(SIB_CATEGORIES)}")
+            items.append({"id": str(row["index_id"]), "task": self.NAME, "language": language,
+                          "group": str(row["index_id"]), "text": row["text"], "label": category,
+                          "choices": list(SIB_CATEGORIES), "answer": SIB_CATEGORIES.index(category)})
+        return check_unique(items, where)
