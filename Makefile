@@ -5,7 +5,7 @@ PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
 CORES ?= 2
-EXTRAS ?= hf,data,workflow,test
+EXTRAS ?= hf,data,ja,workflow,test
 
 .PHONY: run test lint dryrun clean-results
 

@@ -37,7 +37,7 @@ def test_outputs(finished_run):
     results = finished_run / "results"
     rows = list(csv.DictReader((results / "leaderboard.csv").open(encoding="utf-8")))
     assert list(rows[0])[:7] == ["model", "task", "language", "template", "metric", "value", "n"]
-    combos = {(r["model"], r["task"], r["language"], r["template"]) for r in rows}
+    combos = {(r["model"], r["task"], r["language"], r["template"]) for r in rows if r["task"] == "belebele"}
     assert len(combos) == 9  # 1 model x 3 languages x 3 templates
     metrics = {(r["template"], r["metric"]) for r in rows}
     assert {("paper", "acc"), ("paper", "acc_norm"), ("instruct", "parse_failure_rate"), ("blog", "acc")} <= metrics
@@ -53,6 +53,31 @@ def test_outputs(finished_run):
     assert len(paper[0]["loglikelihoods"]) == 4 and paper[0]["prompt"].startswith("P: ")
     blog = json.loads((results / "scores/tiny-llama/belebele/eng_Latn/blog.json").read_text())
     assert blog["n"] == 19 and blog["settings"]["temperature"] == 0.7  # first five rows are exemplars
+
+
+FAMILY_METRICS = {
+    ("jcommonsenseqa", "jpn_Jpan", "0.6"): {"acc", "acc_norm"},
+    ("jnli", "jpn_Jpan", "0.2"): {"acc", "acc_norm", "balanced_acc", "macro_f1"},
+    ("jsquad", "jpn_Jpan", "0.1"): {"exact_match", "f1", "parse_failure_rate"},
+    ("translation_to", "hin_Deva", "en_zeroshot"): {"bleu", "chrf", "parse_failure_rate"},
+    ("topic_classification", "jpn_Jpan", "en_zeroshot"): {"acc", "balanced_acc", "macro_f1", "parse_failure_rate"},
+    ("mmlu", "jpn_Jpan", "en_zeroshot"): {"acc", "parse_failure_rate"},
+    ("mgsm", "eng_Latn", "en_zeroshot"): {"acc", "parse_failure_rate"},
+}
+
+
+@pytest.mark.parametrize("combination", sorted(FAMILY_METRICS))
+def test_every_task_family_is_scored(finished_run, combination):
+    task, language, template = combination
+    scores = json.loads((finished_run / f"results/scores/tiny-llama/{task}/{language}/{template}.json").read_text())
+    assert set(scores["metrics"]) == FAMILY_METRICS[combination]
+    assert scores["n"] >= 3 and scores["parse_failures"] == sum(
+        not json.loads(line)["parsed"]
+        for line in (finished_run / f"results/raw/tiny-llama/{task}/{language}/{template}.jsonl").open())
+    if task == "translation_to":
+        assert "tok:" in scores["signatures"]["bleu"] and "chrf" in scores["signatures"]
+        raw = json.loads((finished_run / f"results/raw/tiny-llama/{task}/{language}/{template}.jsonl").open().readline())
+        assert raw["correct"] is None
 
 
 def test_nothing_to_do_after_a_complete_run(finished_run):

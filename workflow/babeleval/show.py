@@ -29,9 +29,16 @@ def render_for(params: str, task_name: str, language: str, template_name: str) -
                              f"(templates: {', '.join(spec.templates)})")
     template = spec.templates[template_name]
     task = get_task(task_name)
-    items = task.load(spec.source, language)
-    pool = task.load(spec.source, template.fewshot.language) if template.fewshot.language else items
-    return build_requests(template, items, pool, seed=grid.seed, limit=spec.limit)
+    items = task.load(spec.source, language, options=spec.options)
+    pool: list[dict] = []
+    if template.fewshot.n:
+        pool_language = template.fewshot.language or language
+        if task.FEWSHOT_PART:
+            pool = task.load(spec.source, pool_language, part="fewshot", options=spec.options)
+        else:
+            pool = task.load(spec.source, pool_language, options=spec.options) if template.fewshot.language else items
+    return build_requests(template, items, pool, seed=grid.seed, limit=spec.limit,
+                          shuffle_seed=task.EVAL_SHUFFLE_SEED)
 
 
 def format_request(request: dict, number: int) -> str:
