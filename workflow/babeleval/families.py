@@ -77,10 +77,6 @@ def choices_of(item_or_request: dict[str, Any], template: Template) -> list[str]
 # -- scoring one record ----------------------------------------------------------------------------------
 
 
-def _failure(error: str, gold: Any, answer: Any = None) -> dict[str, Any]:
-    return {"prediction": None, "parsed": False, "parse_error": error, "gold": gold, "correct": False}
-
-
 def score_choice(record: dict[str, Any], template: Template) -> dict[str, Any]:
     answer = record["answer"]
     choices = record["choices"]

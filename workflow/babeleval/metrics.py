@@ -16,7 +16,7 @@ Records are the raw records scoring writes: ``correct`` (bool or None),
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -241,5 +241,5 @@ def compute_all(names: Sequence[str], records: list[Record], **options: Any) -> 
     return values, signatures
 
 
-__all__ = ["Counter", "Metric", "METRICS", "accuracy", "argmax", "balanced_accuracy", "compute_all", "get_metric",
+__all__ = ["Metric", "METRICS", "accuracy", "argmax", "balanced_accuracy", "compute_all", "get_metric",
            "length_normalised", "macro_f1"]
