@@ -78,13 +78,18 @@ def build_requests(
             exemplars = fixed
         else:
             exemplars = random_exemplars(fewshot, pool, item, seed)
-        shots = [render_exemplar(template, ex) for ex in exemplars]
-        prompt = fewshot.separator.join([*shots, template.render_prompt(prompt_variables(item))])
+        turns = [{"user": template.render_prompt(prompt_variables(ex)),
+                  "assistant": template.render_target(target_variables(ex))} for ex in exemplars]
+        query = template.render_prompt(prompt_variables(item))
+        prompt = fewshot.separator.join([*(t["user"] + t["assistant"] for t in turns), query])
         request = {
             "id": item["id"],
             "language": item["language"],
             "prompt": prompt,
             "exemplar_ids": [ex["id"] for ex in exemplars],
+            # the same prompt in parts, for chat models that take exemplars as earlier turns (backends/chat.py)
+            "exemplar_turns": turns,
+            "query": query,
             "choices": item.get("choices"),
             "answer": item["answer"],
         }
