@@ -5,7 +5,8 @@
 - ``/v1/completions`` with ``echo`` and ``logprobs`` returns prompt token log-probabilities: the prompt is
   cut into tokens at whitespace (each token keeps its leading spaces), and one generated token follows;
 - ``script(...)`` queues behaviours that the next requests get, in order, before the default answer:
-  an HTTP status with headers and body, a delay longer than the client's timeout, malformed JSON;
+  an HTTP status with headers and body, a delay longer than the client's timeout, malformed JSON, a
+  connection closed without an answer;
 - every request (path, headers, JSON body) is recorded for the tests to check what the client sent;
 - ``hold_after(n)`` makes requests after the n-th wait until ``release()`` (to stop a job mid-run).
 
@@ -92,7 +93,7 @@ class FakeOpenAI:
     # -- scripting ------------------------------------------------------------------------------------
 
     def script(self, *actions: tuple) -> None:
-        """Queue actions: ("status", code, headers, body), ("sleep", seconds), ("malformed",)."""
+        """Queue actions: ("status", code, headers, body), ("sleep", seconds), ("malformed",), ("drop",)."""
         with self._lock:
             self._script.extend(actions)
 
@@ -140,6 +141,9 @@ class FakeOpenAI:
                 time.sleep(action[1])
             elif kind == "malformed":
                 return self._send(handler, 200, b'{"choices": [{"text": "cut sho')
+            elif kind == "drop":  # close the connection without an answer
+                handler.close_connection = True
+                return
         with self._admit:
             while self._hold_after is not None and self.admitted >= self._hold_after:
                 self._admit.wait()

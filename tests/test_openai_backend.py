@@ -77,18 +77,20 @@ def test_429_with_retry_after_is_honoured(server):
     assert len(server.requests) == 3 and backend.usage()["retries"] == 2
 
 
-def test_5xx_timeout_and_malformed_json_are_retried_with_backoff(server, caplog):
+def test_5xx_timeout_malformed_json_and_dropped_connections_are_retried(server, caplog):
     sleeps = []
-    backend = make(server, sleeps=sleeps, endpoint="completions", timeout=0.3, max_retries=4)
+    backend = make(server, sleeps=sleeps, endpoint="completions", timeout=0.3, max_retries=5)
     server.script(("status", 500, {}, {"error": {"message": "internal"}}),
                   ("status", 503, {}, b"<html>Service Unavailable</html>"),
                   ("sleep", 1.0),          # longer than the client's timeout
-                  ("malformed",))
+                  ("malformed",),
+                  ("drop",))
     [result] = backend.generate([GenerationRequest("x", 4)], GREEDY)
     assert result.text.startswith(" The correct answer")
-    assert len(sleeps) == 4
+    assert len(sleeps) == 5
     reasons = [r.getMessage() for r in caplog.records if "retry" in r.getMessage()]
-    for expected in ("HTTP 500: internal", "HTTP 503: <html>Service Unavailable</html>", "timeout", "malformed JSON"):
+    for expected in ("HTTP 500: internal", "HTTP 503: <html>Service Unavailable</html>", "timeout", "malformed JSON",
+                     "RemoteDisconnected"):
         assert any(expected in reason for reason in reasons), (expected, reasons)
     for attempt, delay in enumerate(sleeps):  # equal jitter: between half and all of the doubled ceiling
         ceiling = min(0.05, 0.01 * 2 ** attempt)

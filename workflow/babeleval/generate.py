@@ -159,11 +159,14 @@ def run(
     cache = ResponseCache(cache_path) if cache_path else NoCache()
     requests = {lang: read_jsonl(path) for lang, path in request_files.items()}
     chat_model = is_chat(model_spec)
-    keyed = []  # (key, request, messages) in file order
-    for rows in requests.values():
+    by_language: dict[str, list[tuple[str, dict, list | None]]] = {}  # (key, request, messages) in file order
+    for lang, rows in requests.items():
+        by_language[lang] = []
         for row in rows:
             messages = build_messages(row, model_spec) if chat_model else None
-            keyed.append((request_key(fingerprint, mode, settings, _payload(mode, row, messages)), row, messages))
+            by_language[lang].append((request_key(fingerprint, mode, settings, _payload(mode, row, messages)),
+                                      row, messages))
+    keyed = [entry for entries in by_language.values() for entry in entries]
     found = cache.get_many(key for key, _, _ in keyed)
     missing = {key: (row, messages) for key, row, messages in keyed if key not in found}  # duplicates computed once
     log.info("cache: %d of %d requests answered, %d to compute%s", len(keyed) - len(missing), len(keyed),
@@ -209,11 +212,9 @@ def run(
         found.update(computed)
     cache.close()
 
-    for lang, rows in requests.items():
+    for lang, entries in by_language.items():
         records = []
-        for row in rows:
-            messages = build_messages(row, model_spec) if chat_model else None
-            key = request_key(fingerprint, mode, settings, _payload(mode, row, messages))
+        for key, row, messages in entries:
             record = {**row, **found[key], "settings": settings, "model_fingerprint": fingerprint,
                       "model_fingerprint_sha256": fingerprint_id}
             if messages is not None:

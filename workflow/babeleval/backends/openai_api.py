@@ -26,6 +26,7 @@ behaviour under failure is ours to decide and test.
 from __future__ import annotations
 
 import email.utils
+import http.client
 import json
 import logging
 import os
@@ -35,6 +36,7 @@ import socket
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable, Iterator, Sequence
@@ -121,6 +123,11 @@ class OpenAIBackend:
                 raise BackendError(f"model {model_path}: the environment variable {env} (api_key_env) is not set "
                                    "or empty: export it with the API key before running")
             self._secret = key
+        # a server on this machine (a local vllm serve, the tests' server) is never reached through a proxy
+        host = urllib.parse.urlsplit(self.base_url).hostname or ""
+        local = host in ("localhost", "::1") or host.startswith("127.")
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({})) if local else \
+            urllib.request.build_opener()
         self._lock = threading.Lock()
         self._usage = {"http_calls": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
@@ -148,7 +155,7 @@ class OpenAIBackend:
         with self._lock:
             self._usage["http_calls"] += 1
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with self._opener.open(request, timeout=self.timeout) as response:
                 raw = response.read()
         except urllib.error.HTTPError as exc:
             status = exc.code
@@ -173,7 +180,7 @@ class OpenAIBackend:
             if isinstance(reason, (TimeoutError, socket.timeout)):
                 raise _Retryable(f"no answer within {self.timeout:g} s (timeout)") from None
             raise _Retryable(self.redact(f"cannot reach the server ({reason})")) from None
-        except (ConnectionError, OSError) as exc:  # reset or closed mid-answer, incomplete read
+        except (ConnectionError, OSError, http.client.HTTPException) as exc:  # reset or closed mid-answer, incomplete read
             raise _Retryable(self.redact(f"connection failed ({type(exc).__name__}: {exc})")) from None
         try:
             data = json.loads(raw.decode("utf-8"))
