@@ -37,6 +37,13 @@ def test_messages_with_system_prompt_and_exemplars_as_turns():
     ]
 
 
+def test_a_preamble_opens_the_first_user_turn():
+    spec = {"chat": True, "fewshot_as_turns": True}
+    messages = build_messages({**REQUEST, "preamble": "Read and answer.\n\n"}, spec)
+    assert messages[0] == {"role": "user", "content": "Read and answer.\n\nEx 1?\nAnswer:"}
+    assert messages[-1] == {"role": "user", "content": "Real question?\nAnswer:"}
+
+
 def test_exemplars_as_turns_need_the_structured_fields():
     old = {k: v for k, v in REQUEST.items() if k not in ("exemplar_turns", "query")}
     with pytest.raises(BackendError, match="render the prompts again"):

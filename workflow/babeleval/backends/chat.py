@@ -5,8 +5,9 @@ plain text:
 
 - an optional system prompt (``system_prompt``);
 - with ``fewshot_as_turns: true``, each few-shot exemplar as an earlier
-  (user, assistant) exchange, then the item's own prompt as the last user turn;
-  otherwise one user turn holding the plain-text prompt, exemplars inline.
+  (user, assistant) exchange, then the item's own prompt as the last user turn
+  (a template's ``preamble``, when the request has one, opens the first user
+  turn); otherwise one user turn holding the plain-text prompt, exemplars inline.
 
 The messages are built here, in the job, from the structured parts that
 ``render.build_requests`` keeps beside the plain prompt (``exemplar_turns``,
@@ -47,10 +48,13 @@ def build_messages(request: dict[str, Any], spec: dict[str, Any]) -> list[Messag
             raise BackendError(
                 f"request {request.get('id')!r} has no exemplar_turns/query fields (prompts rendered by an older "
                 "version): render the prompts again, e.g. snakemake --forcerun render_prompts")
+        # a template's preamble (an instruction before the exemplars) opens the first user turn
+        preamble = request.get("preamble") or ""
         for turn in turns:
-            messages.append({"role": "user", "content": turn["user"].strip()})
+            messages.append({"role": "user", "content": (preamble + turn["user"]).strip()})
             messages.append({"role": "assistant", "content": turn["assistant"].strip()})
-        messages.append({"role": "user", "content": request["query"].strip()})
+            preamble = ""
+        messages.append({"role": "user", "content": (preamble + request["query"]).strip()})
     else:
         messages.append({"role": "user", "content": request["prompt"].strip()})
     return messages
