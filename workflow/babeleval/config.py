@@ -86,6 +86,9 @@ def _describe(error: jsonschema.ValidationError) -> list[str]:
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             lines.append(f"{prefix}{key}: unknown key{hint}; allowed here: {', '.join(allowed)}")
         return lines
+    if "api_key" in where:  # the value may be a key pasted in by mistake: never echo it
+        return [f"{where}: must be the name of an environment variable (capitals, digits, _), e.g. OPENAI_API_KEY; "
+                "the key itself never goes in params.yaml"]
     return [f"{where}: {error.message}"]
 
 
@@ -104,6 +107,9 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
     for name, model in params["models"].items():
         if ("model" in model) == ("builtin" in model):
             raise ConfigError(f"{source_file}: models.{name}: give exactly one of 'model' (hub id or directory) or 'builtin'")
+        if model["backend"] == "openai" and model.get("chat") and model.get("endpoint") == "completions":
+            raise ConfigError(f"{source_file}: models.{name}: chat: true needs endpoint: chat (a completions endpoint "
+                              "takes plain text)")
 
     tasks = {name: _task_spec(name, spec, params, source_file, root) for name, spec in params["tasks"].items()}
     return Grid(

@@ -39,17 +39,41 @@ def directory_hash(path: Path) -> str:
 
 
 def model_fingerprint(spec: dict[str, Any], model_path: str) -> dict[str, Any]:
-    """The settings that change a model's outputs: backend, weights, dtype, tokenisation and length limits."""
-    local = Path(model_path)
-    identity: dict[str, Any]
-    if local.is_dir():
-        identity = {"weights_sha256": directory_hash(local)}
+    """The settings that change a model's outputs: backend, weights, dtype, tokenisation and length limits.
+
+    Settings that change only speed or robustness (batch size, device, concurrency, timeouts, retries) are left
+    out, so changing them keeps the cache. A chat model adds ``chat`` and, when its entry overrides the
+    tokenizer's template, that file's hash; the system prompt and exemplar turns enter the cache key through
+    the messages themselves. An API model is identified by its server, endpoint kind and model name (use a
+    dated snapshot name: an alias moves), never by anything secret.
+    """
+    if spec["backend"] == "openai":
+        fingerprint = {
+            "backend": "openai",
+            "model": model_path,
+            "base_url": spec["base_url"].rstrip("/"),
+            "endpoint": spec.get("endpoint", "chat" if spec.get("chat") else "completions"),
+        }
+        if spec.get("revision"):
+            fingerprint["revision"] = spec["revision"]
     else:
-        identity = {"model": model_path, "revision": spec.get("revision", "main")}
-    return {
-        "backend": spec["backend"],
-        **identity,
-        "dtype": spec.get("dtype", "auto"),
-        "add_bos_token": spec.get("add_bos_token"),
-        "max_length": spec.get("max_length"),
-    }
+        local = Path(model_path)
+        identity: dict[str, Any]
+        if local.is_dir():
+            identity = {"weights_sha256": directory_hash(local)}
+        else:
+            identity = {"model": model_path, "revision": spec.get("revision", "main")}
+        fingerprint = {
+            "backend": spec["backend"],
+            **identity,
+            "dtype": spec.get("dtype", "auto"),
+            "add_bos_token": spec.get("add_bos_token"),
+            "max_length": spec.get("max_length"),
+        }
+    if spec.get("chat"):
+        fingerprint["chat"] = True
+        if spec.get("chat_template"):
+            template = Path(spec["chat_template"])
+            fingerprint["chat_template_sha256"] = (hashlib.sha256(template.read_bytes()).hexdigest()
+                                                   if template.is_file() else None)
+    return fingerprint

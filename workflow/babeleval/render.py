@@ -52,10 +52,6 @@ def target_variables(item: dict[str, Any], template: Template | None = None) -> 
     return variables
 
 
-def render_exemplar(template: Template, item: dict[str, Any]) -> str:
-    return template.render_prompt(prompt_variables(item, template)) + template.render_target(target_variables(item, template))
-
-
 def continuations(template: Template, item: dict[str, Any]) -> list[str]:
     base = prompt_variables(item, template)
     return [
@@ -111,15 +107,21 @@ def build_requests(
             exemplars = stratified_exemplars(fewshot, pool, item, seed)
         else:
             exemplars = random_exemplars(fewshot, pool, item, seed)
-        shots = [render_exemplar(template, ex) for ex in exemplars]
         variables = prompt_variables(item, template)
-        prompt = template.render_preamble(variables) + fewshot.separator.join(
-            [*shots, template.render_prompt(variables)])
+        preamble = template.render_preamble(variables)
+        turns = [{"user": template.render_prompt(prompt_variables(ex, template)),
+                  "assistant": template.render_target(target_variables(ex, template))} for ex in exemplars]
+        query = template.render_prompt(variables)
+        prompt = preamble + fewshot.separator.join([*(t["user"] + t["assistant"] for t in turns), query])
         request = {
             "id": item["id"],
             "language": item["language"],
             "prompt": prompt,
             "exemplar_ids": [ex["id"] for ex in exemplars],
+            # the same prompt in parts, for chat models that take exemplars as earlier turns (backends/chat.py)
+            "preamble": preamble,
+            "exemplar_turns": turns,
+            "query": query,
             "choices": variables.get("choices"),
             "answer": item["answer"],
         }

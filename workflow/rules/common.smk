@@ -6,6 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
+from babeleval.backends.openai_api import DEFAULT_CONCURRENCY, rate_limit_resource
 from babeleval.config import validate as validate_params
 from babeleval.fingerprint import digest
 from babeleval.generate import decoding_settings
@@ -34,6 +35,7 @@ PREPARED = "data/prepared/{task}/{language}.jsonl"
 PREPARED_FEWSHOT = "data/prepared/{task}/fewshot/{language}.jsonl"
 PROMPTS = "results/prompts/{task}/{language}/{template}.jsonl"
 GENERATIONS = "results/generations/{model}/{task}/{language}/{template}.jsonl"
+USAGE = "results/usage/{model}/{task}/{template}.json"
 RAW = "results/raw/{model}/{task}/{language}/{template}.jsonl"
 SCORES = "results/scores/{model}/{task}/{language}/{template}.json"
 
@@ -103,6 +105,29 @@ def model_input(wildcards):
     if "builtin" in spec:
         return model_path(wildcards.model)
     return spec["model"] if Path(spec["model"]).is_dir() else []
+
+
+def is_api_model(name):
+    return GRID.models[name]["backend"] == "openai"
+
+
+def api_resource(name):
+    """The Snakemake resource an API model's generation jobs hold (None for local models)."""
+    return rate_limit_resource(GRID.models[name]) if is_api_model(name) else None
+
+
+def generation_resources():
+    """gpu=1 for local backends; for an API model, its endpoint's resource, one unit per request in flight.
+
+    ``snakemake --resources gpu=1 api_openrouter_ai=8`` then keeps at most 8 requests in flight to that
+    endpoint over the whole run, however many jobs run at once. A resource not named on the command line is
+    not limited.
+    """
+    resources = {"gpu": lambda w: 0 if is_api_model(w.model) else 1}
+    for name in sorted({api_resource(m) for m in GRID.models} - {None}):
+        resources[name] = lambda w, name=name: (
+            GRID.models[w.model].get("concurrency", DEFAULT_CONCURRENCY) if api_resource(w.model) == name else 0)
+    return resources
 
 
 def generation_settings(task, template_name, model=None):

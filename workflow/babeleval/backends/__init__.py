@@ -22,4 +22,12 @@ def load_backend(spec: dict[str, Any], model_path: str) -> Backend:
             raise BackendError(f"backend 'hf' needs torch and transformers ({exc.name} is missing): "
                                "pip install 'babeleval[hf]'") from None
         return HFBackend(spec, model_path)
-    raise BackendError(f"unknown backend '{name}'")
+    if name == "vllm":
+        from .vllm import VLLMBackend  # imports vllm itself, with a clear message when it is not installed
+
+        return VLLMBackend(spec, model_path)
+    if name == "openai":
+        from .openai_api import OpenAIBackend  # standard library only
+
+        return OpenAIBackend(spec, model_path)
+    raise BackendError(f"unknown backend '{name}' (known: hf, vllm, openai)")

@@ -11,6 +11,7 @@ class LoglikelihoodRequest:
     """Score each continuation after the shared context."""
     context: str
     continuations: tuple[str, ...]
+    messages: tuple[dict[str, str], ...] | None = None  # chat models: the conversation the context stands for
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,7 @@ class LoglikelihoodResult:
     greedy: list[bool]             # whether each continuation is the greedy decode
     n_tokens: list[int]            # tokens in each continuation
     n_context_tokens: int
+    rendered_prompt: str | None = None  # chat models rendered locally: the exact text the model saw
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,7 @@ class GenerationRequest:
     prompt: str
     max_new_tokens: int
     stop: tuple[str, ...] = ()
+    messages: tuple[dict[str, str], ...] | None = None  # chat models: the conversation the prompt stands for
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class GenerationResult:
     n_prompt_tokens: int
     n_completion_tokens: int
     finish_reason: str             # "stop" (stop sequence or end of text) or "length"
+    rendered_prompt: str | None = None  # chat models rendered locally: the exact text the model saw
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,15 @@ class Decoding:
 
 
 class Backend(Protocol):
+    """What generate.run needs. A backend may also offer
+
+    - ``iter_loglikelihood(requests)`` / ``iter_generate(requests, decoding)``: yield ``(index, result)`` as each
+      request finishes, in any order, so the job can put finished results in the cache at once (API backends:
+      a killed job loses only what was in flight);
+    - ``chat_template_sha256``: the SHA-256 of the chat template it renders conversations with;
+    - ``usage()``: counters for the job's usage file (HTTP calls, retries).
+    """
+
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]: ...
 
     def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding) -> list[GenerationResult]: ...

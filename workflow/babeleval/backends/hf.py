@@ -12,6 +12,7 @@ moves to the continuation, and the continuation's tokens are those of
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any, Sequence
 
@@ -19,6 +20,7 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from ..errors import BackendError
+from . import chat
 from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodRequest,
                    LoglikelihoodResult)
 
@@ -53,6 +55,14 @@ class HFBackend:
         self.pad_id = self.tokenizer.pad_token_id
         self.add_bos = spec.get("add_bos_token")
         self.max_length = spec.get("max_length") or getattr(self.model.config, "max_position_embeddings", None) or 2048
+        self.model_path = model_path
+        self.chat_template: str | None = None
+        self.chat_template_sha256: str | None = None
+        if chat.is_chat(spec):
+            self.chat_template = chat.tokenizer_template(self.tokenizer, spec, model_path)
+            self.chat_template_sha256 = chat.sha256_text(self.chat_template)
+            if self.add_bos is None:  # a rendered conversation carries the special tokens its template puts in
+                self.add_bos = False
         log.info("loaded %s on %s (dtype %s, max_length %d)", model_path, self.device, self.model.dtype, self.max_length)
 
     # -- tokenisation -----------------------------------------------------------------------------
@@ -72,10 +82,25 @@ class HFBackend:
         whole = self.encode(context + continuation)
         return context_ids, whole[len(context_ids):]
 
+    def render_chat(self, messages: Sequence[dict[str, str]] | None, plain: str) -> str:
+        """The text the model sees: the conversation through the chat template for a chat model, else ``plain``."""
+        if self.chat_template is None:
+            return plain
+        if messages is None:
+            messages = [{"role": "user", "content": plain}]
+        return chat.render(self.tokenizer, self.chat_template, list(messages), self.model_path)
+
     # -- log-likelihood ---------------------------------------------------------------------------
 
-    @torch.inference_mode()
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
+        if self.chat_template is None:
+            return self._loglikelihood(requests)
+        rendered = [self.render_chat(r.messages, r.context) for r in requests]
+        results = self._loglikelihood([dataclasses.replace(r, context=text) for r, text in zip(requests, rendered)])
+        return [dataclasses.replace(res, rendered_prompt=text) for res, text in zip(results, rendered)]
+
+    @torch.inference_mode()
+    def _loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
         encoded = []
         for request in requests:
             pairs = [self.encode_pair(request.context, cont) for cont in request.continuations]
@@ -153,8 +178,15 @@ class HFBackend:
 
     # -- generation -------------------------------------------------------------------------------
 
-    @torch.inference_mode()
     def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding) -> list[GenerationResult]:
+        if self.chat_template is None:
+            return self._generate(requests, decoding)
+        rendered = [self.render_chat(r.messages, r.prompt) for r in requests]
+        results = self._generate([dataclasses.replace(r, prompt=text) for r, text in zip(requests, rendered)], decoding)
+        return [dataclasses.replace(res, rendered_prompt=text) for res, text in zip(results, rendered)]
+
+    @torch.inference_mode()
+    def _generate(self, requests: Sequence[GenerationRequest], decoding: Decoding) -> list[GenerationResult]:
         encoded = [self.encode(r.prompt) for r in requests]
         order = sorted(range(len(requests)), key=lambda i: -len(encoded[i]))
         results: list[GenerationResult | None] = [None] * len(requests)
