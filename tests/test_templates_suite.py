@@ -127,4 +127,6 @@ def test_belebele_prompts_unchanged_by_the_generalisation():
         "Given the following passage, query, and answer choices, output the letter corresponding to the correct "
         f"answer.\n###\nPassage:\n{item['passage']}\n###\nQuery:\n{item['question']}\n###\nChoices:\n{letters}"
         "###\nAnswer:\n")
-    assert set(request) == {"id", "language", "prompt", "exemplar_ids", "choices", "answer"}
+    assert set(request) == {"id", "language", "prompt", "exemplar_ids", "choices", "answer",
+                            "preamble", "exemplar_turns", "query"}
+    assert request["preamble"] == "" and request["exemplar_turns"] == [] and request["query"] == request["prompt"]
