@@ -11,7 +11,8 @@ from typing import Any
 
 from .jsonl import read_jsonl, write_json, write_jsonl
 from .metrics import accuracy, argmax, length_normalised
-from .parsers import LETTERS, get_parser
+from .errors import DataError
+from .parsers import LETTERS, failure, get_parser
 from .templates import load_template
 
 
@@ -25,7 +26,11 @@ def score_loglikelihood(record: dict[str, Any]) -> dict[str, Any]:
 
 def score_generation(record: dict[str, Any], parser_name: str) -> dict[str, Any]:
     n_choices = len(record["choices"])
-    parsed = get_parser(parser_name)(record["response"], n_choices)
+    response = record.get("response")
+    if isinstance(response, str):
+        parsed = get_parser(parser_name)(response, n_choices)
+    else:  # a backend that got no text back (an API's null content) recorded it as such
+        parsed = failure(f"no text response (got {'null' if response is None else type(response).__name__})")
     prediction = LETTERS.index(parsed.answer) if parsed.ok else None
     return {"prediction": prediction, "parsed_answer": parsed.answer, "parsed": parsed.ok,
             "parse_error": parsed.error, "correct": prediction == record["answer"]}
@@ -51,6 +56,12 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
     """Score one generations file: write the per-item raw records and the scores summary."""
     template = load_template(template_task, template_name)
     records = read_jsonl(generations)
+    needed = ["answer", "loglikelihoods", "continuations"] if template.mode == "loglikelihood" else ["answer", "choices"]
+    for number, record in enumerate(records, start=1):
+        missing = [key for key in needed if key not in record]
+        if missing:
+            raise DataError(f"{generations}: record {number}: missing {', '.join(missing)} (a damaged generations "
+                            "file: delete it to have it generated again)")
     scored, metrics = score_records(records, template.mode, template.parser)
     write_jsonl(raw_out, scored)
     first = records[0] if records else {}
