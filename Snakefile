@@ -5,9 +5,20 @@
 #
 # params.yaml is the single source of the grid; it is validated before any job.
 
+import sys
+from pathlib import Path
+
 from snakemake.utils import min_version
 
 min_version("9.0")
+
+
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
+from babeleval.config import read_params_file
+
+# An empty params.yaml, or one that is not YAML, stops here with the file and line
+# (configfile: would say neither).
+read_params_file("params.yaml")
 
 
 configfile: "params.yaml"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .fingerprint import digest
+from .jsonl import dumps
 
 
 def request_key(fingerprint: dict[str, Any], kind: str, settings: dict[str, Any], payload: dict[str, Any]) -> str:
@@ -41,7 +42,7 @@ class ResponseCache:
     def put_many(self, entries: dict[str, dict[str, Any]]) -> None:
         with self.db:
             self.db.executemany("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)",
-                                [(key, json.dumps(value, ensure_ascii=False)) for key, value in entries.items()])
+                                [(key, dumps(value)) for key, value in entries.items()])
 
     def close(self) -> None:
         self.db.close()

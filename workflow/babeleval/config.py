@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from .errors import BabelevalError, ConfigError, TemplateError
+from .errors import BabelevalError, ConfigError, DataError, TemplateError
 from .parsers import PARSERS
 from .tasks import get_task
 from .templates import Template, load_template
@@ -58,17 +58,37 @@ class Grid:
                         yield model, task.name, language, template
 
 
-def load_params(path: str | Path = "params.yaml", root: str | Path = ".") -> Grid:
+def read_params_file(path: str | Path = "params.yaml") -> dict[str, Any]:
+    """The mapping in params.yaml; a file that is missing, not UTF-8, not YAML or not a mapping stops here.
+
+    The workflow calls this before Snakemake's ``configfile:`` reads the file, whose own
+    message names neither the file nor the line.
+    """
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: file not found") from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}: line {line}: not valid UTF-8") from None
     try:
         params = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
-    return validate(params, source_file=str(path), root=root)
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = " ".join(filter(None, [getattr(exc, "context", None), getattr(exc, "problem", None)])) or str(exc)
+        raise ConfigError(f"{path}: {where}not valid YAML: {problem}") from None
+    if params is None:
+        raise ConfigError(f"{path}: the file is empty; it must set seed, models, tasks and decoding")
+    if not isinstance(params, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level (seed, models, tasks, decoding), "
+                          f"got {type(params).__name__}")
+    return params
+
+
+def load_params(path: str | Path = "params.yaml", root: str | Path = ".") -> Grid:
+    return validate(read_params_file(path), source_file=str(path), root=root)
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:
@@ -110,6 +130,10 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
         if model["backend"] == "openai" and model.get("chat") and model.get("endpoint") == "completions":
             raise ConfigError(f"{source_file}: models.{name}: chat: true needs endpoint: chat (a completions endpoint "
                               "takes plain text)")
+        where = model.get("model", "")
+        if where.startswith((".", "/", "~")) and not (Path(root) / Path(where).expanduser()).is_dir():
+            raise ConfigError(f"{source_file}: models.{name}.model: directory {where} does not exist "
+                              "(a path starting with '.', '/' or '~' names a local model directory)")
 
     tasks = {name: _task_spec(name, spec, params, source_file, root) for name, spec in params["tasks"].items()}
     return Grid(
@@ -183,6 +207,41 @@ def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str 
         options=options,
         metric_options=metric_options,
     )
+
+
+def check_local_data(grid: Grid, root: str | Path = ".") -> None:
+    """Read every local data file the grid uses, and render each template on a real item.
+
+    Called once at start-up by the workflow (before any job, so before any model
+    is built or loaded): a broken row, an empty file or invalid UTF-8 in a local
+    dataset, and a template that names a variable the items do not have, stop the
+    run here with the file and the row, line or key. Hub datasets cannot be read
+    without a download; their rows are checked by the prepare_data job, which every
+    generation job of that task waits for.
+    """
+    from .render import continuations, prompt_variables, target_variables
+
+    for task in grid.tasks.values():
+        if task.source["kind"] != "local":
+            continue
+        module = get_task(task.name)
+        needed = list(task.languages) + [lang for name in task.templates for lang in task.fewshot_languages(name)]
+        first_item = None
+        for language in dict.fromkeys(needed):
+            items = module.load(task.source, language, root, options=task.options)  # DataError: file and row
+            first_item = first_item or (items[0] if items else None)
+            if getattr(module, "FEWSHOT_PART", None):
+                module.load(task.source, language, root, part="fewshot", options=task.options)
+        if first_item is None:
+            raise DataError(f"{grid.source_file}: tasks.{task.name}: the local data has no items")
+        for template in task.templates.values():
+            # Strict undefined variables: a misspelt field fails here, naming the template file and key.
+            variables = prompt_variables(first_item, template)
+            template.render_preamble(variables)
+            template.render_prompt(variables)
+            template.render_target(target_variables(first_item, template))
+            if template.mode == "loglikelihood" and "choices" in first_item:
+                continuations(template, first_item)
 
 
 _COMMON_TASK_KEYS = {"languages", "templates", "source", "limit"}

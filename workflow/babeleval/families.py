@@ -122,6 +122,9 @@ def score_math(record: dict[str, Any], template: Template) -> dict[str, Any]:
             "correct": parsed.ok and parsed.answer == gold}
 
 
+# Families whose records carry ``choices`` (the options, or the class labels).
+CHOICE_FAMILIES = ("multiple_choice", "classification")
+
 SCORERS = {
     "multiple_choice": score_choice,
     "classification": score_choice,

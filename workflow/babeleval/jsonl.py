@@ -7,8 +7,10 @@ file that looks complete.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
+import re
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,15 +19,32 @@ from typing import Any, Iterable, Iterator
 from .errors import DataError
 
 
+# A lone surrogate (what a model's or an API's broken unicode escape decodes to) has no UTF-8 encoding.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogates(text: str) -> str:
+    """Write lone surrogates as JSON escapes: the file stays valid UTF-8 and reads back to the same string."""
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def dumps(obj: Any) -> str:
     """One canonical JSON encoding, so reruns are byte-identical."""
-    return json.dumps(obj, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    return _escape_surrogates(json.dumps(obj, ensure_ascii=False, sort_keys=True, allow_nan=False))
+
+
+def remove_stale_temporaries(path: str | os.PathLike) -> None:
+    """Delete temporary files a killed writer of ``path`` left behind (only one job writes a given output)."""
+    path = Path(path)
+    for stale in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        stale.unlink(missing_ok=True)
 
 
 @contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[Any]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
@@ -46,7 +65,7 @@ def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
 
 def write_json(path: str | os.PathLike, obj: Any) -> None:
     with atomic_open(path) as handle:
-        handle.write(json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2, allow_nan=False) + "\n")
+        handle.write(_escape_surrogates(json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2, allow_nan=False)) + "\n")
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
@@ -62,13 +81,14 @@ def read_jsonl(path: str | os.PathLike) -> list[dict]:
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise DataError(f"{path}: line {lineno}: not valid UTF-8 (byte {exc.start} of the line)") from None
+                raise DataError(f"{path}: line {lineno}: not valid UTF-8 (byte {exc.start + 1} of the line)") from None
             if not line.strip():
                 continue
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise DataError(f"{path}: line {lineno}: not valid JSON ({exc.msg})") from None
+                reason = exc.msg.removesuffix(" at")  # "Unterminated string starting at" <column>
+                raise DataError(f"{path}: line {lineno}: not valid JSON ({reason}, column {exc.colno})") from None
             if not isinstance(row, dict):
                 raise DataError(f"{path}: line {lineno}: expected a JSON object, got {type(row).__name__}")
             rows.append(row)

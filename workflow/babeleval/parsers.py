@@ -89,8 +89,8 @@ def get_parser(name: str) -> ParserSpec:
 def parse(name: str, response: str | None, *, n_choices: int = 4, labels: Sequence[str] = ()) -> Parsed:
     """Run parser ``name`` on a response, giving it what its kind needs."""
     spec = get_parser(name)
-    if response is None:
-        return failure("no response")
+    if not isinstance(response, str):  # an API's null content, or a damaged record
+        return failure(f"no text response (got {'null' if response is None else type(response).__name__})")
     if spec.kind == "letter":
         return spec.func(response, n_choices)
     if spec.kind == "label":

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import families
+from .errors import DataError
 from .jsonl import read_jsonl, write_json, write_jsonl
 from .metrics import compute_all
 from .templates import Template, load_template
@@ -39,6 +40,19 @@ def score_records(records: list[dict[str, Any]], mode: str, parser_name: str | N
     return scored, metrics
 
 
+def check_records(records: list[dict[str, Any]], where: str, template: Template, family: str) -> None:
+    """Our own generations file, damaged (edited by hand, a disk error): stop with the record, not a KeyError."""
+    needed = ["answer"]
+    needed += ["loglikelihoods", "continuations"] if template.mode == "loglikelihood" else ["response"]
+    if family in families.CHOICE_FAMILIES:
+        needed.append("choices")
+    for number, record in enumerate(records, start=1):
+        missing = [key for key in needed if key not in record]
+        if missing:
+            raise DataError(f"{where}: record {number}: missing {', '.join(missing)} (a damaged generations "
+                            "file: delete it to have it generated again)")
+
+
 def score_files(*, generations: str, template_task: str, template_name: str, raw_out: str, scores_out: str,
                 labels: dict[str, str], metric_options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Score one generations file: write the per-item raw records and the scores summary."""
@@ -47,6 +61,7 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
     template = load_template(template_task, template_name)
     family = get_task(template_task).FAMILY
     records = read_jsonl(generations)
+    check_records(records, generations, template, family)
     scored, metrics, signatures = score_combination(records, template, family, metric_options)
     write_jsonl(raw_out, scored)
     first = records[0] if records else {}

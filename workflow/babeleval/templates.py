@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.nodes
 import yaml
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
@@ -26,11 +27,47 @@ PROMPTS_DIR = "prompts"
 MODES = ("loglikelihood", "generate")
 SAMPLERS = ("random", "first", "stratified")
 
-_ENV = ImmutableSandboxedEnvironment(
+MAX_REPEAT = 100_000  # longest string or list a template may build with '*'
+MAX_EXPONENT = 64     # largest exponent a template may use with '**'
+
+
+class _NoFiles(jinja2.BaseLoader):
+    """The sandbox has no file system: include, import and extends are refused."""
+
+    def get_source(self, environment, template):
+        raise jinja2.exceptions.SecurityError(f"templates may not include, import or extend files ('{template}')")
+
+
+class _Sandbox(ImmutableSandboxedEnvironment):
+    """Jinja's immutable sandbox, with no file access and bounded '*' and '**'.
+
+    The sandbox already refuses attributes that lead to Python internals
+    (``__class__``, ``__globals__``, ``mro`` ...) and methods that mutate data;
+    here templates also lose the loader (no ``include`` of a file) and the
+    arithmetic that could exhaust memory or time in one expression.
+    """
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context, operator, left, right):
+        if operator == "**" and isinstance(right, (int, float)) and abs(right) > MAX_EXPONENT:
+            raise jinja2.exceptions.SecurityError(f"exponent {right} is larger than {MAX_EXPONENT}")
+        if operator == "*":
+            for seq, times in ((left, right), (right, left)):
+                if isinstance(seq, (str, list, tuple)) and isinstance(times, int) and len(seq) * times > MAX_REPEAT:
+                    raise jinja2.exceptions.SecurityError(f"'*' would build a sequence longer than {MAX_REPEAT}")
+        return super().call_binop(context, operator, left, right)
+
+
+_ENV = _Sandbox(
     undefined=jinja2.StrictUndefined,
     keep_trailing_newline=True,
     autoescape=False,
+    loader=_NoFiles(),
 )
+# Only the harmless helpers stay: no lipsum, cycler or joiner objects to probe.
+_ENV.globals = {name: _ENV.globals[name] for name in ("range", "dict", "namespace") if name in _ENV.globals}
+_FILE_NODES = (jinja2.nodes.Include, jinja2.nodes.Import, jinja2.nodes.FromImport, jinja2.nodes.Extends)
 
 _TOP_KEYS = {"description", "reference", "mode", "fewshot", "preamble", "prompt", "target", "continuation", "choices",
              "generation", "parser", "metrics"}
@@ -95,6 +132,8 @@ class Template:
             raise TemplateError(f"{self.path}: '{key}': {exc.message}; variables available: {known}") from None
         except jinja2.exceptions.TemplateError as exc:
             raise TemplateError(f"{self.path}: '{key}': {exc}") from None
+        except Exception as exc:  # 1/0, 'a' + 1, a huge range: the template's fault, said as such
+            raise TemplateError(f"{self.path}: '{key}': {type(exc).__name__}: {exc}") from None
 
 
 _COMPILED: dict[str, jinja2.Template] = {}
@@ -216,7 +255,11 @@ def _from_spec(task: str, name: str, path: Path, spec: dict, digest: str) -> Tem
     for key, source in (("preamble", preamble), ("prompt", prompt), ("target", target), ("continuation", continuation)):
         if source is not None:
             try:
+                tree = _ENV.parse(source)
                 _compile(source)
             except jinja2.exceptions.TemplateSyntaxError as exc:
                 raise TemplateError(f"{path}: '{key}' line {exc.lineno}: template syntax error: {exc.message}") from None
+            for node in tree.find_all(_FILE_NODES):
+                raise TemplateError(f"{path}: '{key}' line {node.lineno}: templates may not include, import or "
+                                    f"extend other files (a template is one self-contained text)")
     return template

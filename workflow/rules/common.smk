@@ -7,13 +7,18 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from babeleval.backends.openai_api import DEFAULT_CONCURRENCY, rate_limit_resource
-from babeleval.config import validate as validate_params
+from babeleval.config import check_local_data, validate as validate_params
 from babeleval.fingerprint import digest
 from babeleval.generate import decoding_settings
 
 # Validates params.yaml against workflow/schemas/params.schema.yaml and checks that
 # templates, parsers, presets and local data files exist: a bad grid stops here, before any job.
 GRID = validate_params(config, source_file="params.yaml")
+# Local datasets are read and each template is rendered on a real item here, once, in the process that
+# plans the run: a broken row or an undefined template variable stops the run before any job starts
+# (so before any model is built or loaded). Jobs re-read this file on a cluster; they skip the check.
+if workflow.is_main_process:
+    check_local_data(GRID)
 
 
 def alternatives(values):

@@ -1,0 +1,125 @@
+"""Catalogue of bad inputs, part 5: API faults, against a fake OpenAI-compatible server on 127.0.0.1.
+
+Each fault ends in one BackendError naming the URL and the HTTP status or the failure, never the key;
+faults that retrying can fix are retried first (table: tests/README.md).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+openai_api = pytest.importorskip("babeleval.backends.openai_api", reason="the API backend (issue 4) is not here yet")
+
+from babeleval.backends.base import Decoding, GenerationRequest  # noqa: E402
+from babeleval.errors import BackendError  # noqa: E402
+
+KEY = "sk-babeleval-catalogue-5b2e8f61c0"
+OK = {"choices": [{"text": " B", "index": 0, "finish_reason": "stop"}],
+      "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+
+
+class Server:
+    """Answers each POST with the next scripted (status, body, delay); the last one repeats."""
+
+    def __init__(self, script):
+        self.script, self.calls, self.headers = list(script), 0, []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                outer.headers.append(dict(self.headers))
+                status, body, delay = outer.script[min(outer.calls, len(outer.script) - 1)]
+                outer.calls += 1
+                time.sleep(delay)
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    if status == 429:
+                        self.send_header("Retry-After", "0")
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.httpd.server_port}/v1"
+
+
+def backend(server, monkeypatch, **spec):
+    monkeypatch.setenv("BABELEVAL_CATALOGUE_KEY", KEY)
+    spec = {"backend": "openai", "base_url": server.url, "api_key_env": "BABELEVAL_CATALOGUE_KEY",
+            "endpoint": "completions", "max_retries": 2, "backoff_base": 0.01, "backoff_max": 0.02,
+            "timeout": 0.5, "concurrency": 1, **spec}
+    return openai_api.OpenAIBackend(spec, "catalogue-model")
+
+
+def ask(b):
+    return b.generate([GenerationRequest("Which letter?", 4)], Decoding())
+
+
+def error(message):
+    return {"error": {"message": message, "type": "invalid_request_error"}}
+
+
+# (case id, server script, the BackendError's message, HTTP calls made)
+CASES = [
+    ("401-bad-key", [(401, error(f"Incorrect API key provided: {KEY}"), 0)],
+     r"/v1/completions: HTTP 401: .*check the key in the environment variable api_key_env names; not retried", 1),
+    ("429-rate-limited-throughout", [(429, error("Rate limit reached"), 0)],
+     r"/v1/completions: gave up after 3 attempts; last error: HTTP 429: Rate limit reached", 3),
+    ("500-server-error-throughout", [(500, error("The server had an error"), 0)],
+     r"/v1/completions: gave up after 3 attempts; last error: HTTP 500: The server had an error", 3),
+    ("timeout", [(200, OK, 2.0)],
+     r"/v1/completions: gave up after 3 attempts; last error: no answer within 0\.5 s \(timeout\)", 3),
+    ("malformed-json", [(200, b'{"choices": [{"text": "B"', 0)],
+     r"/v1/completions: gave up after 3 attempts; last error: malformed JSON in the answer", 3),
+    ("json-not-an-object", [(200, b'["B"]', 0)],
+     r"gave up after 3 attempts; last error: malformed answer: expected a JSON object, got list", 3),
+]
+
+
+@pytest.mark.parametrize("script, message, calls", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_api_fault_is_one_clear_error_without_the_key(script, message, calls, monkeypatch):
+    with Server(script) as server:
+        with pytest.raises(BackendError, match=message) as caught:
+            ask(backend(server, monkeypatch))
+    assert server.calls == calls
+    assert KEY not in str(caught.value) and KEY not in repr(caught.value)
+    assert server.headers[0]["Authorization"] == f"Bearer {KEY}"  # the key went where it belongs, only there
+
+
+@pytest.mark.parametrize("status", [429, 500])
+def test_transient_fault_is_retried_then_answered(status, monkeypatch):
+    with Server([(status, error("busy"), 0), (200, OK, 0)]) as server:
+        [result] = ask(backend(server, monkeypatch))
+    assert result.text == " B" and server.calls == 2
+
+
+def test_missing_key_is_named_by_its_variable(monkeypatch):
+    monkeypatch.delenv("BABELEVAL_UNSET_KEY", raising=False)
+    with pytest.raises(BackendError, match=r"the environment variable BABELEVAL_UNSET_KEY \(api_key_env\) is not set"):
+        openai_api.OpenAIBackend({"backend": "openai", "base_url": "http://127.0.0.1:9/v1",
+                                  "api_key_env": "BABELEVAL_UNSET_KEY"}, "m")

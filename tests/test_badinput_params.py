@@ -1,0 +1,111 @@
+"""Catalogue of bad inputs, part 1: params.yaml. Each case stops the run at start-up (table: tests/README.md)."""
+
+import pytest
+
+from badinput_support import Case, edit_params, fresh_copy, pristine, run_broken, write_text
+
+pytestmark = pytest.mark.slow
+
+
+def _set(path, value):
+    def change(params):
+        node = params
+        for key in path[:-1]:
+            node = node[key]
+        if value is KeyError:
+            del node[path[-1]]
+        else:
+            node[path[-1]] = value
+    return change
+
+
+def _rename(path, new):
+    def change(params):
+        node = params
+        for key in path[:-1]:
+            node = node[key]
+        node[new] = node.pop(path[-1])
+    return change
+
+
+def _add_model(name, spec):
+    def change(params):
+        params["models"][name] = spec
+    return change
+
+
+P = r"params\.yaml: "  # every message starts with the file
+
+CASES = [
+    Case("unknown-builtin-model", edit_params(_set(["models", "tiny-llama", "builtin"], "tiny-lama")),
+         [P + r"invalid configuration", r"models\.tiny-llama\.builtin: 'tiny-lama' is not one of \['tiny-llama'\]"]),
+    Case("unknown-backend", edit_params(_set(["models", "tiny-llama", "backend"], "hff")),
+         [r"models\.tiny-llama\.backend: 'hff' is not one of"]),
+    Case("missing-local-model-directory",
+         edit_params(_add_model("mine", {"backend": "hf", "model": "./checkpoints/my-llama"})),
+         [P + r"models\.mine\.model: directory \./checkpoints/my-llama does not exist"]),
+    Case("unknown-task", edit_params(_rename(["tasks", "belebele"], "belebelle")),
+         [P + r"invalid configuration", r"tasks: 'belebelle' is not one of \['belebele'\]"]),
+    Case("unknown-template", edit_params(_set(["tasks", "belebele", "templates"], ["paper", "instrcut"])),
+         [P + r"tasks\.belebele\.templates: prompts/belebele/instrcut\.yaml: no template 'instrcut' for task "
+              r"'belebele' \(available: blog, instruct, paper\)"]),
+    Case("unknown-language", edit_params(_set(["tasks", "belebele", "languages"], ["eng_Latn", "yor_Latn"])),
+         [P + r"tasks\.belebele\.languages: no data file for data/samples/belebele/yor_Latn\.jsonl"]),
+    Case("language-not-a-code", edit_params(_set(["tasks", "belebele", "languages"], ["eng Latn"])),
+         [r"tasks\.belebele\.languages\.0: 'eng Latn' does not match"]),
+    Case("misspelt-top-level-key", edit_params(_rename(["seed"], "sede")),
+         [r"sede: unknown key \(did you mean 'seed'\?\)", r"\(top level\): 'seed' is a required property"]),
+    Case("misspelt-task-key", edit_params(_rename(["tasks", "belebele", "templates"], "templtes")),
+         [r"tasks\.belebele\.templtes: unknown key \(did you mean 'templates'\?\)"]),
+    Case("misspelt-decoding-key", edit_params(_rename(["decoding", "llama-precise", "temperature"], "temprature")),
+         [r"decoding\.llama-precise\.temprature: unknown key \(did you mean 'temperature'\?\)"]),
+    Case("misspelt-model-key", edit_params(_rename(["models", "tiny-llama", "batch_size"], "batchsize")),
+         [r"models\.tiny-llama\.batchsize: unknown key \(did you mean 'batch_size'\?\)"]),
+    Case("wrong-type-seed", edit_params(_set(["seed"], "one")),
+         [r"seed: 'one' is not of type 'integer'"]),
+    Case("wrong-type-batch-size", edit_params(_set(["models", "tiny-llama", "batch_size"], "8")),
+         [r"models\.tiny-llama\.batch_size: '8' is not of type 'integer'"]),
+    Case("wrong-type-languages", edit_params(_set(["tasks", "belebele", "languages"], "eng_Latn")),
+         [r"tasks\.belebele\.languages: 'eng_Latn' is not of type 'array'"]),
+    Case("out-of-range-limit", edit_params(_set(["tasks", "belebele", "limit"], 0)),
+         [r"tasks\.belebele\.limit: 0 is less than the minimum of 1"]),
+    Case("out-of-range-top-p", edit_params(_set(["decoding", "llama-precise", "top_p"], 1.5)),
+         [r"decoding\.llama-precise\.top_p: 1\.5 is greater than the maximum of 1"]),
+    Case("empty-grid-no-models", edit_params(_set(["models"], {})),
+         [r"models: \{\} should be non-empty"]),
+    Case("empty-grid-no-tasks", edit_params(_set(["tasks"], {})),
+         [r"tasks: \{\} should be non-empty"]),
+    Case("empty-grid-no-languages", edit_params(_set(["tasks", "belebele", "languages"], [])),
+         [r"tasks\.belebele\.languages: \[\] should be non-empty"]),
+    Case("empty-grid-no-templates", edit_params(_set(["tasks", "belebele", "templates"], [])),
+         [r"tasks\.belebele\.templates: \[\] should be non-empty"]),
+    Case("empty-params-file", write_text("params.yaml", "# nothing yet\n"),
+         [P + r"the file is empty; it must set seed, models, tasks and decoding"]),
+    Case("params-not-yaml", write_text("params.yaml", "seed: 1234\nmodels: [tiny-llama\n"),
+         [P + r"line 3, column 1: not valid YAML: while parsing a flow sequence expected ',' or '\]'"]),
+    Case("data-directory-missing", edit_params(_set(["tasks", "belebele", "source", "path"], "data/belebele")),
+         [P + r"tasks\.belebele\.source\.path: directory data/belebele does not exist"]),
+    Case("exemplar-language-file-missing",
+         lambda wd: (wd / "data/samples/belebele/eng_Latn.jsonl").unlink(),
+         [P + r"tasks\.belebele\.languages: no data file for data/samples/belebele/eng_Latn\.jsonl"]),
+    Case("undefined-decoding-preset", edit_params(_set(["decoding", "llama-precise"], KeyError)),
+         [P + r"tasks\.belebele\.templates: prompts/belebele/blog\.yaml: decoding preset 'llama-precise' is not "
+              r"defined under 'decoding' \(defined: greedy\)"]),
+    Case("api-key-in-params", edit_params(_set(["models", "tiny-llama", "api_key"], "sk-in-the-config")),
+         [r"models\.tiny-llama\.api_key: unknown key"]),
+]
+
+
+@pytest.fixture(scope="module")
+def pristine_dir(tmp_path_factory):
+    return pristine(tmp_path_factory)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_bad_params(case, pristine_dir, tmp_path):
+    workdir = fresh_copy(pristine_dir, tmp_path)
+    case.breaks(workdir)
+    seen = run_broken(workdir, case)
+    if case.id == "api-key-in-params":
+        # refused, and the value is not echoed back
+        assert "sk-in-the-config" not in seen

@@ -1,0 +1,96 @@
+"""Two runs on one directory: the second refuses with a clear message while the first runs (and after it was
+killed, until unlocked); jobs of one model share the response cache safely."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from babeleval.cache import ResponseCache
+from conftest import copy_workflow, snakemake
+
+LOCKED = [r"Directory cannot be locked", r"--unlock"]
+
+
+def small_workflow(dest: Path) -> Path:
+    workdir = copy_workflow(dest)
+    params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
+    params["tasks"]["belebele"].update(languages=["eng_Latn"], templates=["instruct", "paper"], limit=4)
+    (workdir / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    return workdir
+
+
+def wait_for(condition, proc, what, timeout=600.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert proc.poll() is None, f"the first run ended before {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def refused(workdir: Path) -> str:
+    proc = snakemake(workdir, check=False)
+    seen = proc.stdout + proc.stderr
+    assert proc.returncode != 0, seen[-3000:]
+    for pattern in LOCKED:
+        assert pattern in seen, seen[-3000:]
+    return seen
+
+
+@pytest.mark.slow
+def test_second_run_refuses_while_the_first_runs_and_after_it_was_killed(tmp_path):
+    workdir = small_workflow(tmp_path / "wf")
+    first = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "2", "--resources", "gpu=1"], cwd=workdir,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        wait_for(lambda: (workdir / "results/logs/build_tiny_model/tiny-llama.log").exists(), first, "the first job")
+        before = sorted(p.relative_to(workdir) for p in (workdir / "results").rglob("*"))
+        refused(workdir)  # while the first run works
+        assert first.poll() is None, "the second run stopped the first"
+        # the refusal touched nothing of the first run's
+        assert set(before) <= {p.relative_to(workdir) for p in (workdir / "results").rglob("*")}
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+    # a killed run leaves its lock: the next run refuses with the same message, which says what to do
+    seen = refused(workdir)
+    assert "remaining lock was likely caused by a kill signal or a power loss" in seen
+    snakemake(workdir, "--unlock")
+    snakemake(workdir)
+    assert (workdir / "results/leaderboard.csv").exists()
+    assert "Nothing to be done" in snakemake(workdir, "-n").stdout
+
+
+def _writer(path: str, worker: int, rounds: int) -> None:
+    cache = ResponseCache(path)
+    for r in range(rounds):
+        # overlapping keys between the workers, and keys of their own
+        cache.put_many({f"shared-{r}-{k}": {"value": k} for k in range(20)}
+                       | {f"w{worker}-{r}-{k}": {"worker": worker, "round": r} for k in range(20)})
+        assert cache.get_many([f"w{worker}-{r}-0"]) == {f"w{worker}-{r}-0": {"worker": worker, "round": r}}
+    cache.close()
+
+
+def test_concurrent_jobs_share_the_response_cache(tmp_path):
+    """Generation jobs of one model (two runs, or one run's parallel jobs) write one SQLite file in WAL mode."""
+    path = str(tmp_path / "cache" / "model.sqlite")
+    ResponseCache(path).close()
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_writer, args=(path, w, 40)) for w in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+        assert w.exitcode == 0
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert db.execute("SELECT COUNT(*) FROM responses").fetchone() == (40 * 20 + 4 * 40 * 20,)
