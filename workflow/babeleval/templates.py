@@ -4,7 +4,20 @@ A template file holds the prompt text (Jinja2) and everything that decides how a
 model's answer is obtained and read: scoring mode, few-shot count and exemplar
 choice, stop sequences, token limit, decoding preset and answer parser. The
 format (letters, cloze, instruction) lives here; the task's data lives in the
-loaders. Templates render in Jinja's immutable sandbox with strict undefined
+loaders.
+
+Keys: ``mode`` (loglikelihood | generate); ``prompt`` (one item) and ``target``
+(an exemplar's answer, appended after its prompt); ``preamble`` (text before
+the exemplars, rendered once: JGLUE's task description or a chat wrapper);
+``fewshot`` (``n``, ``sampler``: random | first | stratified, ``language``,
+``separator`` between exemplars and before the item); ``continuation`` (the text
+scored for each choice, loglikelihood only); ``choices`` (the words a
+classification task's labels are shown and scored as, in the task's label
+order: JNLI's 含意/矛盾/中立); ``generation`` and ``parser`` (generate only);
+``metrics`` (what to report, else the task family's defaults);
+``description`` and ``reference`` (where the protocol comes from).
+
+Templates render in Jinja's immutable sandbox with strict undefined
 variables: a template cannot reach Python internals, read files or run code,
 and a misspelt variable is an error rather than an empty string.
 """
