@@ -38,6 +38,17 @@ def directory_hash(path: Path) -> str:
     return h.hexdigest()
 
 
+# Model settings that change only speed or robustness, never an output.
+SPEED_ONLY_SETTINGS = frozenset({"batch_size", "device", "concurrency", "timeout", "max_retries", "backoff_base",
+                                 "backoff_max", "rate_limit_resource", "tensor_parallel_size",
+                                 "gpu_memory_utilization"})
+
+
+def output_settings(spec: dict[str, Any]) -> dict[str, Any]:
+    """A model entry without its speed-only settings: a change to what is left must rescore."""
+    return {key: value for key, value in spec.items() if key not in SPEED_ONLY_SETTINGS}
+
+
 def model_fingerprint(spec: dict[str, Any], model_path: str) -> dict[str, Any]:
     """The settings that change a model's outputs: backend, weights, dtype, tokenisation and length limits.
 
