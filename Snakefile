@@ -13,6 +13,9 @@ min_version("9.0")
 configfile: "params.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/data.smk"
@@ -20,6 +23,8 @@ include: "workflow/rules/prompts.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/score.smk"
 include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/tables.smk"
+include: "workflow/rules/analysis.smk"
 
 
 rule all:
@@ -27,4 +32,9 @@ rule all:
         "results/leaderboard.csv",
         "results/leaderboard.md",
         "results/metrics.json",
+        # per-template and per-language summaries: dvc plots, the Snakemake report (workflow/rules/tables.smk)
+        "results/tables/by_template.csv",
+        "results/tables/by_language.csv",
+        # analysis: tables, figures and the HTML report (workflow/rules/analysis.smk)
+        "results/report.html",
     default_target: True

@@ -17,6 +17,15 @@ from typing import Any, Iterable, Iterator
 from .errors import DataError
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
 def dumps(obj: Any) -> str:
     """One canonical JSON encoding, so reruns are byte-identical."""
     return json.dumps(obj, ensure_ascii=False, sort_keys=True, allow_nan=False)
@@ -32,6 +41,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[Any]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; outputs get the usual permissions
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

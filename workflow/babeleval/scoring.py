@@ -47,7 +47,7 @@ def score_records(records: list[dict[str, Any]], mode: str, parser_name: str | N
 
 
 def score_files(*, generations: str, template_task: str, template_name: str, raw_out: str, scores_out: str,
-                labels: dict[str, str]) -> dict[str, Any]:
+                labels: dict[str, str], provenance: dict[str, Any] | None = None) -> dict[str, Any]:
     """Score one generations file: write the per-item raw records and the scores summary."""
     template = load_template(template_task, template_name)
     records = read_jsonl(generations)
@@ -64,6 +64,7 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
         "parser": template.parser,
         "settings": first.get("settings"),
         "model_fingerprint": first.get("model_fingerprint"),
+        **({"provenance": provenance} if provenance is not None else {}),  # babeleval.provenance.for_scores
     }
     write_json(scores_out, summary)
     return summary

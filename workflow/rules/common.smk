@@ -44,6 +44,34 @@ def all_scores():
     ]
 
 
+def all_raw():
+    return [
+        RAW.format(model=m, task=t, language=lang, template=tpl)
+        for m, t, lang, tpl in GRID.combinations()
+    ]
+
+
+def all_prepared():
+    return sorted({PREPARED.format(task=t, language=lang) for _, t, lang, _ in GRID.combinations()})
+
+
+PLOT_NAMES = ["heatmap", "template_spread", "parse_failures"]
+
+
+def all_plots():
+    return expand("results/plots/{task}/{name}.png", task=sorted(GRID.tasks), name=PLOT_NAMES)
+
+
+# Analysis settings (params.yaml `analysis`, all optional): bootstrap intervals and significance tests.
+ANALYSIS = {
+    "seed": GRID.seed,
+    "confidence": config.get("analysis", {}).get("confidence", 0.95),
+    "samples": config.get("analysis", {}).get("bootstrap_samples", 1000),
+    "alpha": config.get("analysis", {}).get("alpha", 0.05),
+    "pivot_language": config.get("analysis", {}).get("pivot_language", "eng_Latn"),
+}
+
+
 # -- input functions and params ----------------------------------------------------------------
 
 
