@@ -24,6 +24,9 @@ read_params_file("params.yaml")
 configfile: "params.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/models.smk"
 include: "workflow/rules/data.smk"
@@ -31,6 +34,8 @@ include: "workflow/rules/prompts.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/score.smk"
 include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/tables.smk"
+include: "workflow/rules/analysis.smk"
 
 
 rule all:
@@ -38,4 +43,9 @@ rule all:
         "results/leaderboard.csv",
         "results/leaderboard.md",
         "results/metrics.json",
+        # per-template and per-language summaries: dvc plots, the Snakemake report (workflow/rules/tables.smk)
+        "results/tables/by_template.csv",
+        "results/tables/by_language.csv",
+        # analysis: tables, figures and the HTML report (workflow/rules/analysis.smk)
+        "results/report.html",
     default_target: True

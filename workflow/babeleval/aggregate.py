@@ -34,9 +34,21 @@ def nested_metrics(frame: pd.DataFrame) -> dict[str, Any]:
 
 
 def write_outputs(score_files: Iterable[str | Path], csv_path: str | Path, md_path: str | Path,
-                  metrics_path: str | Path) -> pd.DataFrame:
+                  metrics_path: str | Path, raw_files: Iterable[str | Path] | None = None,
+                  bootstrap: dict[str, Any] | None = None) -> pd.DataFrame:
+    """Write the leaderboard; with ``raw_files``, add seeded bootstrap intervals (``ci_low``, ``ci_high``).
+
+    ``bootstrap`` holds ``seed``, ``samples`` and ``confidence`` (see babeleval.analysis.bootstrap).
+    """
     scores = [json.loads(Path(p).read_text(encoding="utf-8")) for p in score_files]
     frame = leaderboard(scores)
+    if raw_files is not None:
+        from .analysis.bootstrap import leaderboard_intervals
+
+        settings = bootstrap or {}
+        frame = leaderboard_intervals(frame, list(raw_files), seed=settings.get("seed", 0),
+                                      n_samples=settings.get("samples", 1000),
+                                      confidence=settings.get("confidence", 0.95))
     with atomic_open(csv_path) as handle:
         frame.to_csv(handle, index=False, float_format="%.6f", lineterminator="\n")
     with atomic_open(md_path) as handle:

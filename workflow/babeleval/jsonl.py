@@ -28,6 +28,15 @@ def _escape_surrogates(text: str) -> str:
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
 def dumps(obj: Any) -> str:
     """One canonical JSON encoding, so reruns are byte-identical."""
     return _escape_surrogates(json.dumps(obj, ensure_ascii=False, sort_keys=True, allow_nan=False))
@@ -51,6 +60,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[Any]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp creates 0600; outputs get the usual permissions
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

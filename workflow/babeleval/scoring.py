@@ -54,7 +54,8 @@ def check_records(records: list[dict[str, Any]], where: str, template: Template,
 
 
 def score_files(*, generations: str, template_task: str, template_name: str, raw_out: str, scores_out: str,
-                labels: dict[str, str], metric_options: dict[str, Any] | None = None) -> dict[str, Any]:
+                labels: dict[str, str], metric_options: dict[str, Any] | None = None,
+                provenance: dict[str, Any] | None = None) -> dict[str, Any]:
     """Score one generations file: write the per-item raw records and the scores summary."""
     from .tasks import get_task
 
@@ -76,6 +77,7 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
         "family": family,
         "settings": first.get("settings"),
         "model_fingerprint": first.get("model_fingerprint"),
+        **({"provenance": provenance} if provenance is not None else {}),  # babeleval.provenance.for_scores
     }
     if signatures:
         summary["signatures"] = signatures

@@ -3,11 +3,15 @@
 
 rule leaderboard:
     output:
-        csv="results/leaderboard.csv",
+        csv=report("results/leaderboard.csv", caption="../report/leaderboard.rst", category="Leaderboard"),
         md="results/leaderboard.md",
         metrics="results/metrics.json",
     input:
-        all_scores(),
+        scores=all_scores(),
+        # per-item outcomes for the bootstrap intervals (ci_low, ci_high)
+        raw=all_raw(),
+    params:
+        bootstrap={k: ANALYSIS[k] for k in ("seed", "confidence", "samples")},
     log:
         "results/logs/leaderboard.log",
     conda:

@@ -52,6 +52,34 @@ def all_scores():
     ]
 
 
+def all_raw():
+    return [
+        RAW.format(model=m, task=t, language=lang, template=tpl)
+        for m, t, lang, tpl in GRID.combinations()
+    ]
+
+
+def all_prepared():
+    return sorted({PREPARED.format(task=t, language=lang) for _, t, lang, _ in GRID.combinations()})
+
+
+PLOT_NAMES = ["heatmap", "template_spread", "parse_failures"]
+
+
+def all_plots():
+    return expand("results/plots/{task}/{name}.png", task=sorted(GRID.tasks), name=PLOT_NAMES)
+
+
+# Analysis settings (params.yaml `analysis`, all optional): bootstrap intervals and significance tests.
+ANALYSIS = {
+    "seed": GRID.seed,
+    "confidence": config.get("analysis", {}).get("confidence", 0.95),
+    "samples": config.get("analysis", {}).get("bootstrap_samples", 1000),
+    "alpha": config.get("analysis", {}).get("alpha", 0.05),
+    "pivot_language": config.get("analysis", {}).get("pivot_language", "eng_Latn"),
+}
+
+
 # -- input functions and params ----------------------------------------------------------------
 
 
@@ -133,6 +161,12 @@ def generation_resources():
         resources[name] = lambda w, name=name: (
             GRID.models[w.model].get("concurrency", DEFAULT_CONCURRENCY) if api_resource(w.model) == name else 0)
     return resources
+
+
+def generation_env(wildcards):
+    """The conda environment of a model's generation jobs: vLLM and API clients need their own."""
+    backend = GRID.models[wildcards.model]["backend"]
+    return {"openai": "../../envs/api.yaml", "vllm": "../../envs/vllm.yaml"}.get(backend, "../../envs/gpu.yaml")
 
 
 def generation_settings(task, template_name, model=None):

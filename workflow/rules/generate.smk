@@ -30,6 +30,6 @@ for _task in GRID.tasks.values():
         log:
             f"results/logs/generate/{{model}}/{_task.name}/{{template}}.log",
         conda:
-            "../../envs/gpu.yaml"
+            generation_env
         script:
             "../scripts/generate.py"

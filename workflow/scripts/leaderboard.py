@@ -3,5 +3,7 @@ import logging
 from babeleval import aggregate, joblog
 
 joblog.setup(snakemake.log[0])
-frame = aggregate.write_outputs(snakemake.input, snakemake.output.csv, snakemake.output.md, snakemake.output.metrics)
+frame = aggregate.write_outputs(snakemake.input.scores, snakemake.output.csv, snakemake.output.md,
+                                snakemake.output.metrics, raw_files=snakemake.input.raw,
+                                bootstrap=snakemake.params.bootstrap)
 logging.info("%d leaderboard rows", len(frame))

@@ -1,6 +1,6 @@
 import logging
 
-from babeleval import joblog, scoring
+from babeleval import joblog, provenance, scoring
 
 joblog.setup(snakemake.log[0])
 w = snakemake.wildcards
@@ -12,5 +12,8 @@ summary = scoring.score_files(
     scores_out=snakemake.output.scores,
     labels={"model": w.model, "task": w.task, "language": w.language, "template": w.template},
     metric_options=snakemake.params.metric_options,
+    provenance=provenance.for_scores(config=snakemake.config, model=w.model, task=w.task, language=w.language,
+                                     template=w.template, generations=snakemake.input.generations,
+                                     prompts=snakemake.input.prompts),
 )
 logging.info("%s", summary["metrics"])

@@ -1,0 +1,36 @@
+"""Parse failures per combination: rates, the most common reasons, an example of each."""
+
+from analysis_data import REASONS, write_results
+from babeleval.analysis import parse_failures
+from babeleval.analysis.records import load_raw
+
+
+def test_rates_reasons_and_examples(tmp_path):
+    raws, _ = write_results(tmp_path)
+    tables = parse_failures.tables(load_raw(raws))
+    rates = tables["rates"].set_index(["model", "language", "template"])
+    assert len(rates) == 12
+    assert rates.loc[("m1", "fra_Latn", "instruct"), "parse_failures"] == 8
+    assert rates.loc[("m1", "fra_Latn", "instruct"), "rate"] == 0.8
+    assert rates.loc[("m1", "fra_Latn", "instruct"), "top_reason"] == REASONS[1]
+    assert rates.loc[("m3", "eng_Latn", "paper"), "parse_failures"] == 0
+    assert rates.loc[("m3", "eng_Latn", "paper"), "top_reason"] == ""
+    assert not rates.loc[("m3", "eng_Latn", "paper"), "generated"] and rates.loc[("m3", "eng_Latn", "instruct"), "generated"]
+
+    reasons = tables["reasons"]
+    m1 = reasons[(reasons.model == "m1") & (reasons.language == "fra_Latn")]
+    assert list(m1["reason"]) == [REASONS[1], REASONS[0]]  # most common first: 6 empty, 2 without a letter
+    assert list(m1["count"]) == [6, 2] and list(m1["rank"]) == [1, 2]
+    assert list(m1["example_id"]) == ["q05", "q03"]
+    assert list(m1["example_response"]) == ["", "zzz"]
+    assert m1["share_of_failures"].tolist() == [0.75, 0.25]
+
+    overall = parse_failures.overall_reasons(reasons)
+    assert list(zip(overall["reason"], overall["count"])) == [(REASONS[1], 6), (REASONS[0], 5)]  # no letter: 2 + 1 + 2
+
+
+def test_missing_reason_is_named(tmp_path):
+    recs = {next(iter(load_raw(write_results(tmp_path, models=["m1"])[0][:1]))): [
+        {"id": "a", "parsed": False, "parse_error": None, "response": "?"}, {"id": "b", "parsed": True}]}
+    tables = parse_failures.tables(recs)
+    assert tables["reasons"].iloc[0]["reason"] == parse_failures.UNKNOWN

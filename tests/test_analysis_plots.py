@@ -1,0 +1,42 @@
+"""Figures: written as PNG for any grid shape, on a scale that fits the metric."""
+
+import pandas as pd
+
+from babeleval.analysis import plots
+
+
+def board(rows):
+    return pd.DataFrame(rows, columns=["model", "task", "language", "template", "metric", "value", "n"])
+
+
+def is_png(path):
+    with open(path, "rb") as handle:
+        return handle.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_value_range():
+    assert plots.value_range([0.2, 0.9]) == (0.0, 1.0)  # rates
+    assert plots.value_range([11.9, 54.0]) == (0.0, 100.0)  # BLEU, chrF, SQuAD F1
+    assert plots.value_range([-3.0, 2.0]) == (-3.0, 2.0)
+    assert plots.value_range([float("nan")]) == (0.0, 1.0)
+
+
+def test_primary_metric():
+    assert plots.primary_metric(["parse_failure_rate", "acc", "acc_norm"]) == "acc"
+    assert plots.primary_metric(["bleu", "chrf", "parse_failure_rate"]) == "chrf"
+    assert plots.primary_metric(["parse_failure_rate"]) is None
+
+
+def test_figures_for_several_tasks_and_missing_cells(tmp_path):
+    rows = [("m1", "mt", "fra_Latn", "t1", "chrf", 41.0, 8), ("m2", "mt", "fra_Latn", "t1", "chrf", 52.0, 8),
+            ("m1", "mt", "deu_Latn", "t1", "chrf", 38.0, 8),  # m2 has no deu_Latn: an empty cell, not an error
+            ("m1", "qa", "eng_Latn", "t1", "acc", 0.4, 8), ("m1", "qa", "eng_Latn", "t2", "acc", 0.7, 8)]
+    lb = board(rows)
+    for task in ("mt", "qa"):
+        assert is_png(plots.heatmap(lb, task, tmp_path / task / "heatmap.png"))
+        assert is_png(plots.template_spread(lb, task, tmp_path / task / "spread.png"))
+    rates = pd.DataFrame([{"model": "m1", "task": "qa", "language": "eng_Latn", "template": "t1", "generated": False,
+                           "rate": 0.0}])
+    # log-likelihood templates only: a figure that says there is nothing to parse
+    assert is_png(plots.parse_failures(rates, "qa", tmp_path / "pf.png"))
+    assert is_png(plots.heatmap(lb, "absent", tmp_path / "none.png"))

@@ -1,0 +1,71 @@
+"""Template sensitivity and ranking stability, checked by hand and against scipy."""
+
+import math
+
+import pandas as pd
+import pytest
+from scipy import stats
+
+from babeleval.analysis import sensitivity
+
+
+def board(rows):
+    return pd.DataFrame(rows, columns=["model", "task", "language", "template", "metric", "value", "n"])
+
+
+SCORES = {  # (model, template) -> acc in eng_Latn
+    ("a", "t1"): 0.9, ("b", "t1"): 0.6, ("c", "t1"): 0.3,
+    ("a", "t2"): 0.8, ("b", "t2"): 0.2, ("c", "t2"): 0.5,
+    ("a", "t3"): 0.4, ("b", "t3"): 0.5, ("c", "t3"): 0.7,
+}
+LB = board([(m, "belebele", "eng_Latn", t, "acc", v, 10) for (m, t), v in SCORES.items()])
+
+
+def test_spread_mean_min_max():
+    table = sensitivity.template_sensitivity(LB)
+    row = table[table.model == "a"].iloc[0]
+    assert (row.n_templates, row["min"], row["max"], row.best_template, row.worst_template) == (3, 0.4, 0.9, "t1", "t3")
+    assert row.spread == pytest.approx(0.5) and row["mean"] == pytest.approx(0.7)
+    assert row["std"] == pytest.approx(pd.Series([0.9, 0.8, 0.4]).std())
+
+
+def test_rank_correlation_of_models_between_templates():
+    table = sensitivity.rank_stability(LB)
+    models = table[(table.ranked == "models") & (table.within == "language=eng_Latn")]
+    pairs = {(r.template_a, r.template_b): r for r in models.itertuples()}
+    # t1 orders a > b > c, t2 a > c > b: one discordant pair of three -> tau = (2 - 1) / 3
+    assert pairs[("t1", "t2")].kendall_tau == pytest.approx(1 / 3)
+    assert pairs[("t1", "t2")].spearman_rho == pytest.approx(0.5)
+    # t1 vs t3 reverses the order completely
+    assert pairs[("t1", "t3")].kendall_tau == pytest.approx(-1.0)
+    a = [SCORES[(m, "t2")] for m in "abc"]
+    b = [SCORES[(m, "t3")] for m in "abc"]
+    assert pairs[("t2", "t3")].kendall_tau == pytest.approx(stats.kendalltau(a, b).statistic)
+    assert pairs[("t2", "t3")].spearman_rho == pytest.approx(stats.spearmanr(a, b).statistic)
+
+
+def test_ties_use_tau_b():
+    tau, rho, note = sensitivity.rank_correlation(pd.Series([1, 2, 2, 3]).to_numpy(), pd.Series([1, 3, 2, 4]).to_numpy())
+    assert tau == pytest.approx(stats.kendalltau([1, 2, 2, 3], [1, 3, 2, 4]).statistic) and note == ""
+    tau, _, note = sensitivity.rank_correlation(pd.Series([0.5, 0.5]).to_numpy(), pd.Series([0.1, 0.2]).to_numpy())
+    assert math.isnan(tau) and "tied" in note
+
+
+def test_one_model_says_it_needs_two_and_ranks_languages_instead():
+    rows = [("solo", "belebele", lang, t, "acc", v, 10)
+            for lang, t, v in [("eng_Latn", "t1", 0.9), ("fra_Latn", "t1", 0.5), ("hin_Deva", "t1", 0.3),
+                               ("eng_Latn", "t2", 0.7), ("fra_Latn", "t2", 0.6), ("hin_Deva", "t2", 0.2)]]
+    table = sensitivity.rank_stability(board(rows))
+    by_models = table[table.ranked == "models"]
+    assert len(by_models) and (by_models.note == sensitivity.NEEDS_TWO_MODELS).all()
+    assert by_models.kendall_tau.isna().all()
+    langs = table[table.ranked == "languages"].iloc[0]
+    assert (langs.within, langs.n, langs.kendall_tau) == ("model=solo", 3, pytest.approx(1.0))
+
+
+def test_metrics_of_one_template_and_ties():
+    rows = [("a", "belebele", "eng_Latn", "t1", "acc", 0.5, 10), ("a", "belebele", "eng_Latn", "t2", "acc", 0.5, 10),
+            ("a", "belebele", "eng_Latn", "t1", "acc_norm", 0.6, 10)]
+    table = sensitivity.template_sensitivity(board(rows))
+    assert list(table["metric"]) == ["acc"]  # acc_norm: one template, no spread to speak of
+    assert (table.iloc[0].spread, table.iloc[0].best_template) == (0.0, sensitivity.TIED)

@@ -1,0 +1,180 @@
+"""DVC for real: a git + DVC repository in a temporary directory with a local directory remote.
+
+Two experiments (a baseline, then one template edited) must both show in ``dvc exp show`` with
+their own metrics, a rerun must not redo finished work, and ``dvc push`` then ``dvc pull`` into a
+fresh clone must bring back the DVC-tracked dataset and the results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT, copy_workflow, snakemake
+
+pytestmark = pytest.mark.slow
+
+# Besides what copy_workflow() copies, what a clone of the repository has that DVC reads.
+DVC_FILES = [".gitignore", ".dvcignore", ".dvc/config", ".dvc/.gitignore", "pyproject.toml", "data/raw/README.md"]
+
+
+def env() -> dict[str, str]:
+    """This interpreter's bin/ first on PATH (dvc runs the stage's `snakemake` through the shell), no telemetry."""
+    bindir = str(Path(sys.executable).parent)
+    return {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", ""), "DVC_NO_ANALYTICS": "1",
+            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+
+
+def run(cwd: Path, *cmd: str, timeout: int = 900) -> str:
+    proc = subprocess.run(cmd, cwd=cwd, env=env(), capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc.stdout
+
+
+def dvc(cwd: Path, *args: str, timeout: int = 900) -> str:
+    return run(cwd, sys.executable, "-m", "dvc", *args, timeout=timeout)
+
+
+def tree_digest(path: Path) -> dict[str, str]:
+    return {p.relative_to(path).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def exp_metrics(show: list[dict]) -> dict[str, dict]:
+    """Experiment name -> its metrics.json content, from `dvc exp show --json`."""
+    found = {}
+    for baseline in show:
+        for exp in baseline.get("experiments") or []:
+            for rev in exp.get("revs", []):
+                data = rev.get("data") or {}
+                name = rev.get("name") or data.get("name")
+                metrics = (data.get("metrics") or {}).get("results/metrics.json", {}).get("data")
+                if name and metrics is not None:
+                    found[name] = metrics
+    return found
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory, tiny_model_dir) -> Path:
+    """A committed git + DVC repository of the workflow: a small grid on a DVC-tracked dataset, a local remote."""
+    base = tmp_path_factory.mktemp("dvc")
+    repo = copy_workflow(base / "repo")
+    for name in DVC_FILES:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, repo / name)
+    # the dataset comes through DVC: a copy of the bundled sample, added under data/raw/
+    shutil.copytree(ROOT / "data/samples/belebele", repo / "data/raw/belebele")
+    params = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))
+    # the tiny model built once per test session (a local directory: identified by its weights hash)
+    params["models"] = {"tiny-llama": {"backend": "hf", "model": str(tiny_model_dir), "dtype": "float32",
+                                       "device": "cpu", "batch_size": 8}}
+    belebele = params["tasks"]["belebele"]
+    belebele.update(languages=["eng_Latn", "jpn_Jpan"], templates=["paper", "instruct"], limit=4,
+                    source={"kind": "local", "path": "data/raw/belebele"})
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+    run(repo, "git", "init", "-q", "-b", "main")
+    dvc(repo, "add", "data/raw/belebele")
+    dvc(repo, "remote", "add", "-d", "storage", str(base / "remote"))
+    run(repo, "git", "add", "-A")
+    run(repo, "git", "commit", "-q", "-m", "workflow, dataset tracked by DVC, local remote")
+    return repo
+
+
+def test_dataset_is_tracked_by_dvc_not_git(repo):
+    tracked = run(repo, "git", "ls-files").split()
+    assert "data/raw/belebele.dvc" in tracked
+    assert not [p for p in tracked if p.startswith("data/raw/belebele/")]
+    assert "data/samples/belebele/eng_Latn.jsonl" in tracked  # the bundled sample stays in git
+
+
+@pytest.fixture(scope="module")
+def experiments(repo) -> dict[str, dict]:
+    """Two experiments, baseline and `instruct` edited; the metrics.json each one wrote."""
+    written = {}
+    dvc(repo, "exp", "run", "-n", "baseline")
+    written["baseline"] = json.loads((repo / "results/metrics.json").read_text())
+    generations = repo / "results/generations/tiny-llama/belebele/eng_Latn/paper.jsonl"
+    written["paper_generations_mtime"] = generations.stat().st_mtime_ns
+
+    template = repo / "prompts/belebele/instruct.yaml"
+    text = template.read_text(encoding="utf-8")
+    edited = text.replace("output the letter", "output only the letter")
+    assert edited != text
+    template.write_text(edited, encoding="utf-8")
+    dvc(repo, "exp", "run", "-n", "edited-instruct")
+    written["edited-instruct"] = json.loads((repo / "results/metrics.json").read_text())
+    written["paper_generations_mtime_after"] = generations.stat().st_mtime_ns
+    return written
+
+
+def test_exp_show_holds_both_experiments_with_their_own_metrics(repo, experiments):
+    show = json.loads(dvc(repo, "exp", "show", "--json"))
+    metrics = exp_metrics(show)
+    assert metrics.get("baseline") == experiments["baseline"]
+    assert metrics.get("edited-instruct") == experiments["edited-instruct"]
+    for name in ("baseline", "edited-instruct"):
+        languages = metrics[name]["tiny-llama"]["belebele"]
+        assert set(languages) == {"eng_Latn", "jpn_Jpan"}
+        assert set(languages["eng_Latn"]) == {"paper", "instruct"}
+
+    diff = json.loads(dvc(repo, "exp", "diff", "baseline", "edited-instruct", "--json"))
+    assert "metrics" in diff and "params" in diff
+
+
+def test_unchanged_template_was_not_recomputed(experiments):
+    # persist: true keeps DVC from deleting outputs before the run; Snakemake then leaves paper alone
+    assert experiments["paper_generations_mtime"] == experiments["paper_generations_mtime_after"]
+
+
+def test_plots_render_for_both_experiments(repo, experiments):
+    out = json.loads(dvc(repo, "plots", "diff", "baseline", "edited-instruct", "--json", "--split"))
+    assert not out.get("errors"), out.get("errors")
+    for name in ("by_template", "by_language"):
+        [(key, [plot])] = [(k, v) for k, v in out["data"].items() if name in k]
+        assert plot["revisions"] == ["baseline", "edited-instruct"], key
+
+
+def test_push_then_pull_into_a_fresh_clone(repo, experiments, tmp_path):
+    scores_file = "results/scores/tiny-llama/belebele/jpn_Jpan/instruct.json"
+    scores = json.loads((repo / scores_file).read_text())
+    assert scores["provenance"]["template"]["sha256"] == scores["template_sha256"]
+    assert scores["provenance"]["code"]["commit"]  # a git repository: the commit is known
+
+    run(repo, "git", "add", "-A")
+    run(repo, "git", "commit", "-q", "-m", "edited instruct template, with results")
+    dvc(repo, "push")
+
+    clone = tmp_path / "clone"
+    run(tmp_path, "git", "clone", "-q", str(repo), str(clone))
+    assert not (clone / "data/raw/belebele").exists() and not (clone / "results/generations").exists()
+    dvc(clone, "pull")
+    for path in ["data/raw/belebele", "data/prepared", "results/prompts", "results/generations", "results/raw",
+                 "results/scores"]:
+        assert tree_digest(clone / path) == tree_digest(repo / path), path
+    for path in ["results/metrics.json", "results/tables/by_template.csv", "results/leaderboard.csv"]:
+        assert (clone / path).read_bytes() == (repo / path).read_bytes(), path
+    assert "up to date" in dvc(clone, "status")
+    # and Snakemake, run in the clone, finds nothing to redo but what DVC does not version
+    # (builtin models are rebuilt from their seed; scores must not change)
+    snakemake(clone)
+    assert (clone / "results/metrics.json").read_bytes() == (repo / "results/metrics.json").read_bytes()
+
+
+def test_no_workflow_job_calls_dvc():
+    # DVC holds the repository lock while the stage runs: a job calling dvc would deadlock or fail
+    calls = re.compile(r"""(\bimport dvc\b|\bfrom dvc\b|["'\s]dvc\s+(add|commit|push|pull|repro|exp|checkout)\b)""")
+    for path in sorted((ROOT / "workflow").rglob("*")):
+        if path.suffix in {".py", ".smk", ".sh"} and path.is_file():
+            assert not calls.search(path.read_text(encoding="utf-8")), f"{path} calls dvc"

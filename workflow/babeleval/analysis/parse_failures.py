@@ -1,0 +1,62 @@
+"""Parse failures as their own tables: how often, why, and what such a response looks like.
+
+A parse failure is a response the template's parser could not read (``parsed``
+false, ``parse_error`` the parser's reason). It is scored as not correct, so a
+format problem shows up here rather than hiding inside a low accuracy.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pandas as pd
+
+from .records import Combo
+
+RATE_COLUMNS = ["model", "task", "language", "template", "generated", "n", "parse_failures", "rate", "reasons",
+                "top_reason"]
+REASON_COLUMNS = ["model", "task", "language", "template", "rank", "reason", "count", "share_of_failures",
+                  "example_id", "example_response"]
+EXAMPLE_CHARS = 200
+UNKNOWN = "(no reason given)"
+
+
+def _response(record: dict[str, Any]) -> str:
+    text = record.get("response")
+    if not isinstance(text, str):
+        return ""
+    return text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS] + "..."
+
+
+def tables(raw: dict[Combo, list[dict[str, Any]]], top: int = 5) -> dict[str, pd.DataFrame]:
+    """``rates``: one row per combination; ``reasons``: its ``top`` most common reasons, an example each.
+
+    ``generated`` tells a generated response (which a parser reads) from log-likelihood scoring (nothing to parse).
+    """
+    rate_rows, reason_rows = [], []
+    for combo, records in sorted(raw.items()):
+        failed = [r for r in records if not r.get("parsed", True)]
+        counts = Counter((r.get("parse_error") or UNKNOWN) for r in failed)
+        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        # log-likelihood scoring reads no text: nothing can fail to parse there
+        generated = any("response" in r for r in records)
+        rate_rows.append({**combo._asdict(), "generated": generated, "n": len(records), "parse_failures": len(failed),
+                          "rate": len(failed) / len(records) if records else float("nan"),
+                          "reasons": len(counts), "top_reason": ranked[0][0] if ranked else ""})
+        for rank, (reason, count) in enumerate(ranked[:top], start=1):
+            example = next(r for r in failed if (r.get("parse_error") or UNKNOWN) == reason)
+            reason_rows.append({**combo._asdict(), "rank": rank, "reason": reason, "count": count,
+                                "share_of_failures": count / len(failed), "example_id": example.get("id"),
+                                "example_response": _response(example)})
+    return {"rates": pd.DataFrame(rate_rows, columns=RATE_COLUMNS),
+            "reasons": pd.DataFrame(reason_rows, columns=REASON_COLUMNS)}
+
+
+def overall_reasons(reasons: pd.DataFrame) -> pd.DataFrame:
+    """Reasons summed over every combination (of the per-combination top reasons), most common first."""
+    if reasons.empty:
+        return pd.DataFrame(columns=["task", "template", "reason", "count"])
+    out = reasons.groupby(["task", "template", "reason"], as_index=False)["count"].sum()
+    return out.sort_values(["count", "task", "template", "reason"], ascending=[False, True, True, True],
+                           kind="stable").reset_index(drop=True)

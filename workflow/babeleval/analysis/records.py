@@ -1,0 +1,106 @@
+"""Raw per-item records, read back for analysis and labelled by the combination they belong to.
+
+A raw file is ``results/raw/{model}/{task}/{language}/{template}.jsonl``; its
+path gives the labels. Only what analysis needs is kept in memory (ids,
+outcomes, parse results, hypotheses and references, per-item numbers): the
+prompt, choices, exemplars and fingerprints are dropped and long responses
+shortened, since a full Belebele grid is hundreds of thousands of records.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, NamedTuple
+
+from ..jsonl import read_jsonl
+
+# Fields analysis reads; besides these, a record keeps its numbers and booleans (per-item metrics such as f1).
+KEPT = frozenset({"id", "language", "parsed", "parse_error", "response", "prediction", "gold", "answer",
+                  "hypothesis", "references", "reference"})
+RESPONSE_CHARS = 500
+
+
+class Combo(NamedTuple):
+    model: str
+    task: str
+    language: str
+    template: str
+
+
+def combo_from_path(path: str | Path) -> Combo:
+    """Labels of ``.../{model}/{task}/{language}/{template}.jsonl`` (or ``.json``)."""
+    path = Path(path)
+    parts = path.parts
+    if len(parts) < 4:
+        raise ValueError(f"{path}: expected .../<model>/<task>/<language>/<template>{path.suffix}")
+    return Combo(parts[-4], parts[-3], parts[-2], path.stem)
+
+
+def slim(record: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in record.items() if k in KEPT or isinstance(v, (bool, int, float)) or v is None}
+    response = out.get("response")
+    if isinstance(response, str) and len(response) > RESPONSE_CHARS:
+        out["response"] = response[:RESPONSE_CHARS] + "..."
+    return out
+
+
+def load_raw(paths: Iterable[str | Path]) -> dict[Combo, list[dict[str, Any]]]:
+    """Every raw file's records (slimmed), keyed by combination, in a stable order."""
+    out = {}
+    for path in sorted(map(str, paths)):
+        out[combo_from_path(path)] = [slim(r) for r in read_jsonl(path)]
+    return out
+
+
+def load_scores(paths: Iterable[str | Path]) -> dict[Combo, dict[str, Any]]:
+    out = {}
+    for path in sorted(map(str, paths)):
+        summary = json.loads(Path(path).read_text(encoding="utf-8"))
+        out[Combo(summary["model"], summary["task"], summary["language"], summary["template"])] = summary
+    return out
+
+
+def by_id(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Records keyed by item id; a duplicated id is an error (paired analyses match items by id)."""
+    out: dict[str, dict[str, Any]] = {}
+    for record in records:
+        key = str(record["id"])
+        if key in out:
+            raise ValueError(f"item id {key!r} appears twice in one raw file")
+        out[key] = record
+    return out
+
+
+def item_text(item: dict[str, Any], limit: int = 300) -> str:
+    """A short human-readable description of an item for example tables."""
+    for field in ("question", "text", "source", "sentence", "sentence1"):
+        value = item.get(field)
+        if isinstance(value, str) and value:
+            text = value
+            break
+    else:
+        text = ""
+    choices = item.get("choices")
+    if isinstance(choices, list) and choices:
+        letters = "ABCDEFGHIJ"
+        text += " | " + " / ".join(f"{letters[i]}: {c}" for i, c in enumerate(choices[:10]))
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def load_items(paths: Iterable[str | Path]) -> dict[tuple[str, str], dict[str, dict[str, Any]]]:
+    """Prepared items keyed by (task, language) then id: ``data/prepared/{task}/{language}.jsonl``."""
+    out = {}
+    for path in sorted(map(str, paths)):
+        p = Path(path)
+        out[(p.parent.name, p.stem)] = {str(r["id"]): r for r in read_jsonl(p)}
+    return out
+
+
+def write_csv(frame, path: str | Path) -> None:
+    """A table as CSV, written atomically with a fixed float format so reruns give identical files."""
+    from ..jsonl import atomic_open
+
+    with atomic_open(path) as handle:
+        frame.to_csv(handle, index=False, float_format="%.6f", lineterminator="\n")

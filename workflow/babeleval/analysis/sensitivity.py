@@ -1,0 +1,95 @@
+"""Template sensitivity: how much a score moves with the prompt, and whether rankings survive a change of prompt.
+
+Both tables are computed from the leaderboard (one value per model, task,
+language, template and metric):
+
+- ``template_sensitivity``: per (model, task, language, metric) reported by
+  two templates or more, the mean, min, max, spread (max - min) and standard
+  deviation across templates, with the best and worst template;
+- ``rank_stability``: for every pair of templates, the rank correlation
+  (Kendall's tau-b and Spearman's rho, scipy) of the *models* per (task,
+  language) -- does the prompt change which model looks best? -- and, so
+  that a single-model grid still says something, of the *languages* per
+  (model, task).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+SENSITIVITY_COLUMNS = ["model", "task", "language", "metric", "n_templates", "mean", "min", "max", "spread", "std",
+                       "best_template", "worst_template"]
+RANK_COLUMNS = ["task", "metric", "ranked", "within", "template_a", "template_b", "n", "kendall_tau",
+                "spearman_rho", "note"]
+NEEDS_TWO_MODELS = "needs two models"
+TIED = "(all tied)"
+
+
+def template_sensitivity(leaderboard: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for (model, task, language, metric), group in leaderboard.groupby(["model", "task", "language", "metric"], sort=True):
+        group = group.dropna(subset=["value"]).sort_values("template")
+        if len(group) < 2:  # a metric only one template reports (acc_norm: log-likelihood templates) has no spread
+            continue
+        values = group["value"].to_numpy(dtype=float)
+        best = group.iloc[int(np.argmax(values))]["template"]
+        worst = group.iloc[int(np.argmin(values))]["template"]
+        if values.max() == values.min():
+            best = worst = TIED
+        rows.append({
+            "model": model, "task": task, "language": language, "metric": metric,
+            "n_templates": len(values), "mean": values.mean(), "min": values.min(), "max": values.max(),
+            "spread": values.max() - values.min(),
+            "std": values.std(ddof=1) if len(values) > 1 else float("nan"),
+            "best_template": best, "worst_template": worst,
+        })
+    return pd.DataFrame(rows, columns=SENSITIVITY_COLUMNS)
+
+
+def rank_correlation(a: np.ndarray, b: np.ndarray) -> tuple[float, float, str]:
+    """Kendall's tau-b and Spearman's rho of two score vectors over the same units, with a note when undefined."""
+    if len(a) < 2:
+        return float("nan"), float("nan"), "needs two units to rank"
+    if np.all(a == a[0]) or np.all(b == b[0]):
+        return float("nan"), float("nan"), "all scores tied under one template: no ranking"
+    tau = stats.kendalltau(a, b).statistic
+    rho = stats.spearmanr(a, b).statistic
+    return float(tau), float(rho), ""
+
+
+def _pairs(frame: pd.DataFrame, unit: str, task: str, metric: str, ranked: str, within: str) -> list[dict]:
+    """Rank correlations of ``unit`` (model or language) between every pair of templates in ``frame``."""
+    table = frame.pivot_table(index=unit, columns="template", values="value", aggfunc="first")
+    rows = []
+    for a, b in itertools.combinations(sorted(table.columns), 2):
+        both = table[[a, b]].dropna()
+        if ranked == "models" and table.shape[0] < 2:
+            tau, rho, note = float("nan"), float("nan"), NEEDS_TWO_MODELS
+        else:
+            tau, rho, note = rank_correlation(both[a].to_numpy(float), both[b].to_numpy(float))
+        rows.append({"task": task, "metric": metric, "ranked": ranked, "within": within, "template_a": a,
+                     "template_b": b, "n": len(both), "kendall_tau": tau, "spearman_rho": rho, "note": note})
+    return rows
+
+
+def rank_stability(leaderboard: pd.DataFrame) -> pd.DataFrame:
+    rows: list[dict] = []
+    for (task, metric), group in leaderboard.groupby(["task", "metric"], sort=True):
+        for language, sub in group.groupby("language", sort=True):
+            rows += _pairs(sub, "model", task, metric, "models", f"language={language}")
+        # models ranked by their mean over the languages every template covers
+        pooled = group.groupby(["model", "template"], as_index=False)["value"].mean()
+        rows += _pairs(pooled, "model", task, metric, "models", "mean over languages")
+        for model, sub in group.groupby("model", sort=True):
+            rows += _pairs(sub, "language", task, metric, "languages", f"model={model}")
+    return pd.DataFrame(rows, columns=RANK_COLUMNS)
+
+
+def mean_tau(table: pd.DataFrame) -> float:
+    values = table["kendall_tau"].dropna()
+    return float(values.mean()) if len(values) else math.nan
