@@ -35,7 +35,7 @@ class Case:
 
 
 def pristine(tmp_path_factory) -> Path:
-    return copy_workflow(tmp_path_factory.mktemp("pristine") / "wf")
+    return copy_workflow(tmp_path_factory.mktemp("pristine") / "wf", tasks=("belebele",))
 
 
 def fresh_copy(pristine_dir: Path, tmp_path: Path) -> Path:

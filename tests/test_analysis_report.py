@@ -33,7 +33,7 @@ def analysed(tmp_path_factory) -> Path:
     workdir = copy_workflow(tmp_path_factory.mktemp("analysis") / "wf")
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["models"] = {m: {"backend": "hf", "builtin": "tiny-llama", "device": "cpu"} for m in MODELS}
-    params["tasks"]["belebele"].update(languages=LANGUAGES, templates=TEMPLATES)
+    params["tasks"] = {"belebele": {**params["tasks"]["belebele"], "languages": LANGUAGES, "templates": TEMPLATES}}
     params["analysis"] = {"bootstrap_samples": 400, "confidence": 0.9}
     (workdir / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     write_results(workdir)

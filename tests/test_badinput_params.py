@@ -45,7 +45,7 @@ CASES = [
          edit_params(_add_model("mine", {"backend": "hf", "model": "./checkpoints/my-llama"})),
          [P + r"models\.mine\.model: directory \./checkpoints/my-llama does not exist"]),
     Case("unknown-task", edit_params(_rename(["tasks", "belebele"], "belebelle")),
-         [P + r"invalid configuration", r"tasks: 'belebelle' is not one of \['belebele'\]"]),
+         [P + r"invalid configuration", r"tasks: 'belebelle' is not one of \['belebele', "]),
     Case("unknown-template", edit_params(_set(["tasks", "belebele", "templates"], ["paper", "instrcut"])),
          [P + r"tasks\.belebele\.templates: prompts/belebele/instrcut\.yaml: no template 'instrcut' for task "
               r"'belebele' \(available: blog, instruct, paper\)"]),

@@ -22,7 +22,7 @@ LOCKED = [r"Directory cannot be locked", r"--unlock"]
 
 
 def small_workflow(dest: Path) -> Path:
-    workdir = copy_workflow(dest)
+    workdir = copy_workflow(dest, tasks=("belebele",))
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["tasks"]["belebele"].update(languages=["eng_Latn"], templates=["instruct", "paper"], limit=4)
     (workdir / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")

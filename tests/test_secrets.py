@@ -43,7 +43,7 @@ def written_files(workdir: Path, before: set[Path]) -> list[Path]:
 
 @pytest.mark.slow
 def test_no_key_in_anything_a_run_writes_or_prints(tmp_path):
-    workdir = copy_workflow(tmp_path / "wf")
+    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",))
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["tasks"]["belebele"].update(languages=["eng_Latn", "jpn_Jpan"], limit=3)
     (workdir / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
