@@ -29,8 +29,9 @@ from conftest import copy_workflow, snakemake
 LANGUAGES = ["eng_Latn", "jpn_Jpan"]
 TEMPLATES = ["paper", "blog"]
 COPIES = 6  # 24 sample rows x 6 = 144 items a language: 288 requests (5 chunks) a generation job
-# Not compared: logs (timestamps) and the response cache (its contents are what the logs check).
-NOT_COMPARED = ("results/logs/", "results/cache/")
+# Not compared: logs (timestamps), the response cache (its contents are what the logs check) and the usage
+# files (what each run paid: a resumed run pays less, by design).
+NOT_COMPARED = ("results/logs/", "results/cache/", "results/usage/")
 
 
 def make_workflow(dest: Path) -> Path:
@@ -166,8 +167,14 @@ def test_killed_runs_end_byte_identical_and_reuse_finished_work(tmp_path):
     assert f"results/generations/tiny-llama/belebele/eng_Latn/{killed_template}.jsonl" in incomplete_marks(workdir)
     assert not (workdir / "results/generations/tiny-llama/belebele/eng_Latn" / f"{killed_template}.jsonl").exists()
 
-    # 3. during scoring
-    rerun_until_killed(workdir, lambda: any((workdir / "results/logs/score").rglob("*.log")), "scoring")
+    # 3. during scoring, once the killed job has run again (other jobs' scoring may come before it)
+    def killed_job_rerun_then_scoring():
+        log = generate_log(workdir, killed_template)
+        answered = re.search(r"cache: (\d+) of", log.read_text(encoding="utf-8")) if log.exists() else None
+        rerun = answered is not None and int(answered.group(1)) > 0
+        return rerun and any((workdir / "results/logs/score").rglob("*.log"))
+
+    rerun_until_killed(workdir, killed_job_rerun_then_scoring, "scoring after the killed job's rerun")
 
     # the rerun answered the killed job's finished chunks from the cache and computed only the rest
     log = generate_log(workdir, killed_template).read_text(encoding="utf-8")
