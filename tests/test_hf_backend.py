@@ -49,16 +49,22 @@ def test_results_do_not_depend_on_batching(backend):
         assert a.greedy == b.greedy
 
 
-def test_single_token_continuations_take_the_fast_path(backend, monkeypatch):
-    def no_second_pass(*args, **kwargs):
-        raise AssertionError("single-token continuations must not run a continuation pass")
-
+def test_single_token_continuations_take_one_pass_and_one_logit(backend, monkeypatch):
     context = REQUESTS[2].context
     single = tuple(c for c in (" A", " B", " C", " D", " E") if len(backend.encode_pair(context, c)[1]) == 1)
     assert len(single) >= 2, "the tiny tokenizer should have some single-token letters"
     expected = [direct_logprob(backend, context, c) for c in single]
-    monkeypatch.setattr(backend, "_continuation_logprobs", no_second_pass)
+    calls = []
+    forward = backend.model.forward
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs)
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(backend.model, "forward", counting)
     [result] = backend.loglikelihood([LoglikelihoodRequest(context, single)])
+    assert len(calls) == 1, "single-token continuations must not run a continuation pass"
+    assert int(calls[0]["logits_to_keep"].sum()) == 1, "only the context's last logits are needed"
     assert result.n_tokens == [1] * len(single)
     assert result.logprobs == pytest.approx(expected, abs=1e-4)
 

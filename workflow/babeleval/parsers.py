@@ -264,8 +264,13 @@ def _letter_in(segment: str, letters: str, whole: bool) -> str | None:
     return letter.upper()
 
 
-def _read_letter(response: str, n_choices: int, sources: tuple[str, ...] | None) -> Parsed:
-    letters = LETTERS[:n_choices]
+MARKERS = ("<final_answer>", "####")
+
+
+def _read_final(response: str, sources: tuple[str, ...] | None, read: Callable[[str, str], str | None],
+                kind: str, not_after_marker: str, no_marker: str) -> Parsed:
+    """Walk a reply's answer candidates (markers first, see ``answer_candidates``) and read the first that gives
+    an answer with ``read(where, segment)``; else say why, from the most to the least specific reason."""
     candidates, error, text = answer_candidates(response)
     if error:
         return failure(error)
@@ -276,21 +281,32 @@ def _read_letter(response: str, n_choices: int, sources: tuple[str, ...] | None)
     for where, segment in candidates:
         if sources is not None and where not in sources:
             continue
-        if where in ("<final_answer>", "####") and _is_placeholder(segment):
+        if where in MARKERS and _is_placeholder(segment):
             placeholders += 1
             continue
-        looked.append(where)
-        letter = _letter_in(_clean_segment(segment), letters, whole=(where == "whole reply"))
-        if letter:
-            return Parsed(letter)
+        answer = read(where, segment)
+        if answer is not None:
+            looked.append(where)
+            if answer:
+                return Parsed(answer)
     if sources == ("####",) and not any(w == "####" for w, _ in candidates):
         return failure("no '####' marker")
-    if placeholders and not any(w in ("<final_answer>", "####") for w in looked):
-        return failure("only the copied placeholder (e.g. '#### <letter>') follows the marker")
-    if any(w in ("<final_answer>", "####") for w, _ in candidates):
-        return failure(f"no choice letter ({letters[0]}-{letters[-1]}) after the answer marker")
-    return failure(f"no answer marker (####, <final_answer>, \\boxed, 'answer is') and no lone choice letter "
-                   f"({letters[0]}-{letters[-1]})")
+    if placeholders and not any(w in MARKERS for w in looked):
+        return failure(f"only the copied placeholder (e.g. '#### <{kind}>') follows the marker")
+    if any(w in MARKERS for w, _ in candidates):
+        return failure(not_after_marker)
+    return failure(f"no answer marker (####, <final_answer>, \\boxed, 'answer is') and {no_marker}")
+
+
+def _read_letter(response: str, n_choices: int, sources: tuple[str, ...] | None) -> Parsed:
+    letters = LETTERS[:n_choices]
+
+    def read(where: str, segment: str) -> str:
+        return _letter_in(_clean_segment(segment), letters, whole=(where == "whole reply")) or ""
+
+    span = f"{letters[0]}-{letters[-1]}"
+    return _read_final(response, sources, read, "letter", f"no choice letter ({span}) after the answer marker",
+                       f"no lone choice letter ({span})")
 
 
 @register("final_letter", "letter")
@@ -368,35 +384,16 @@ def first_number(text: str) -> str | None:
 
 
 def _read_number(response: str, sources: tuple[str, ...] | None) -> Parsed:
-    candidates, error, text = answer_candidates(response)
-    if error:
-        return failure(error)
-    if not text.strip():
-        return failure("empty response")
-    placeholders = 0
-    looked = []
-    for where, segment in candidates:
-        if sources is not None and where not in sources:
-            continue
-        if where in ("<final_answer>", "####") and _is_placeholder(segment):
-            placeholders += 1
-            continue
+    def read(where: str, segment: str) -> str | None:
         if where == "whole reply":
             # only a reply that is nothing but a number counts
             bare = _strip_decoration(_ascii_digits(segment))
             if not _NUMBER.fullmatch(bare):
-                continue
-        looked.append(where)
-        number = first_number(_strip_decoration(_clean_segment(segment)))
-        if number is not None:
-            return Parsed(number)
-    if sources == ("####",) and not any(w == "####" for w, _ in candidates):
-        return failure("no '####' marker")
-    if placeholders and not any(w in ("<final_answer>", "####") for w in looked):
-        return failure("only the copied placeholder (e.g. '#### <number>') follows the marker")
-    if any(w in ("<final_answer>", "####") for w, _ in candidates):
-        return failure("no number after the answer marker")
-    return failure("no answer marker (####, <final_answer>, \\boxed, 'answer is') and the reply is not a number")
+                return None
+        return first_number(_strip_decoration(_clean_segment(segment))) or ""
+
+    return _read_final(response, sources, read, "number", "no number after the answer marker",
+                       "the reply is not a number")
 
 
 @register("final_number", "number")

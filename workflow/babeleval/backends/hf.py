@@ -1,18 +1,19 @@
 """Hugging Face transformers backend: batched generation and shared-prefix log-likelihood scoring.
 
-Log-likelihood multiple choice runs the context once per item and reuses its
-KV cache for all choices: the context of a batch of items is prefilled with
-left padding, the cache is repeated once per choice, and only the choice
-tokens are run on top. When every continuation is one token (letters), the
-prefill's last logits already answer, and no second pass runs at all.
-Tokenisation follows lm-evaluation-harness: trailing whitespace of the context
-moves to the continuation, and the continuation's tokens are those of
-``encode(context + continuation)`` past the context's own tokens.
+Log-likelihood multiple choice runs one forward pass over the unique tokens of a batch: each row is a
+token tree holding an item's context and then each of its choices (items whose contexts share a prefix,
+such as two questions on one passage or a common few-shot prefix, share a row), a 4D attention mask
+lets every token see only its ancestors, and logits are computed only where a scored token is
+predicted. Single-token choices (letters) thus cost one pass over the context and one logit row.
+Tokenisation follows lm-evaluation-harness: trailing whitespace of the context moves to the
+continuation, and the continuation's tokens are those of ``encode(context + continuation)`` past the
+context's own tokens.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field
 import logging
 from typing import Any, Sequence
 
@@ -37,6 +38,16 @@ def pick_device(name: str) -> str:
     if torch.backends.mps.is_available():
         return "mps"
     return "cpu"
+
+
+@dataclass
+class _Tree:
+    """One row of a log-likelihood pass: a token tree (see ``HFBackend._tree``)."""
+    items: int
+    tokens: list[int] = field(default_factory=list)
+    parents: list[int] = field(default_factory=list)   # -1 for a root
+    depths: list[int] = field(default_factory=list)    # the token's position id
+    targets: list[tuple[int, int, list[int], list[int]]] = field(default_factory=list)  # item, choice, nodes, tokens
 
 
 class HFBackend:
@@ -75,12 +86,8 @@ class HFBackend:
         return [bos, *ids] if self.add_bos and bos is not None else ids
 
     def encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
-        spaces = len(context) - len(context.rstrip())
-        if spaces:
-            context, continuation = context[:-spaces], context[-spaces:] + continuation
-        context_ids = self.encode(context)
-        whole = self.encode(context + continuation)
-        return context_ids, whole[len(context_ids):]
+        context_ids, [cont] = self.encode_request(context, [continuation])
+        return context_ids, cont
 
     def render_chat(self, messages: Sequence[dict[str, str]] | None, plain: str) -> str:
         """The text the model sees: the conversation through the chat template for a chat model, else ``plain``."""
@@ -99,82 +106,195 @@ class HFBackend:
         results = self._loglikelihood([dataclasses.replace(r, context=text) for r, text in zip(requests, rendered)])
         return [dataclasses.replace(res, rendered_prompt=text) for res, text in zip(results, rendered)]
 
+    def encode_request(self, context: str, continuations: Sequence[str]) -> tuple[list[int], list[list[int]]]:
+        """``encode_pair`` for all choices of one item, encoding the shared context once.
+
+        An empty context is conditioned on the BOS token (EOS when there is none), with the continuation
+        encoded without special tokens, as lm-eval does.
+        """
+        if not context:
+            bos = self.tokenizer.bos_token_id
+            prefix = bos if bos is not None else self.tokenizer.eos_token_id
+            conts = []
+            for cont in self._encode_many(list(continuations), special=False):
+                conts.append(cont[1:] if cont and cont[0] == prefix else cont)
+            return [prefix], conts
+        spaces = len(context) - len(context.rstrip())
+        trail = context[-spaces:] if spaces else ""
+        context = context[:-spaces] if spaces else context
+        context_ids = self.encode(context)
+        wholes = self._encode_many([context + trail + cont for cont in continuations])
+        return context_ids, [whole[len(context_ids):] for whole in wholes]
+
+    def _encode_many(self, texts: list[str], special: bool = True) -> list[list[int]]:
+        if not special:
+            return self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+        if self.add_bos is None:
+            return self.tokenizer(texts)["input_ids"]
+        bos = self.tokenizer.bos_token_id
+        ids = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
+        return [[bos, *row] if self.add_bos and bos is not None else row for row in ids]
+
     @torch.inference_mode()
     def _loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
         encoded = []
         for request in requests:
-            pairs = [self.encode_pair(request.context, cont) for cont in request.continuations]
-            context_ids = pairs[0][0]
-            if not context_ids:  # nothing to condition on: start from the end-of-text token, as lm-eval does
+            context_ids, conts = self.encode_request(request.context, request.continuations)
+            if not context_ids:  # a tokenizer that encodes a non-empty context to nothing
                 context_ids = [self.tokenizer.eos_token_id]
-            conts = [cont for _, cont in pairs]
             if any(not cont for cont in conts):
                 raise BackendError(f"a continuation encodes to no tokens after context {request.context[-40:]!r}")
             budget = self.max_length - max(len(c) for c in conts)
             encoded.append((context_ids[-budget:], conts))
-        order = sorted(range(len(encoded)), key=lambda i: -len(encoded[i][0]))
-        results: list[LoglikelihoodResult | None] = [None] * len(encoded)
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start:start + self.batch_size]
-            for index, result in zip(batch, self._score_batch([encoded[i] for i in batch])):
-                results[index] = result
-        return results  # type: ignore[return-value]
+        trees = sorted((self._tree(row, encoded) for row in self._rows(encoded)), key=lambda t: -len(t.tokens))
+        logprobs = [[0.0] * len(conts) for _, conts in encoded]
+        greedy = [[False] * len(conts) for _, conts in encoded]
+        batch: list[_Tree] = []
+        for number, tree in enumerate(trees):  # about batch_size items a pass, longest rows first
+            batch.append(tree)
+            if sum(t.items for t in batch) >= self.batch_size or number == len(trees) - 1:
+                for item, k, lp, is_greedy in self._packed_logprobs(batch):
+                    logprobs[item][k], greedy[item][k] = lp, is_greedy
+                batch = []
+        return [LoglikelihoodResult(lps, gs, [len(c) for c in conts], len(ctx))
+                for (ctx, conts), lps, gs in zip(encoded, logprobs, greedy)]
 
-    def _score_batch(self, batch: list[tuple[list[int], list[list[int]]]]) -> list[LoglikelihoodResult]:
-        contexts = [ctx for ctx, _ in batch]
-        width = max(map(len, contexts))
-        ids = torch.full((len(batch), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for row, ctx in enumerate(contexts):
-            ids[row, width - len(ctx):] = torch.tensor(ctx)
-            mask[row, width - len(ctx):] = 1
-        ids, mask = ids.to(self.device), mask.to(self.device)
-        positions = (mask.cumsum(-1) - 1).clamp(min=0)
-        single_token = all(len(c) == 1 for _, conts in batch for c in conts)
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions,
-                         use_cache=not single_token, logits_to_keep=1)
-        first = torch.log_softmax(out.logits[:, -1, :].float(), dim=-1)  # predicts each continuation's 1st token
+    # Items whose contexts share at least this fraction of their tokens (a passage asked about twice,
+    # a few-shot prefix) are packed into one row, up to this many items a row.
+    SHARED_FRACTION = 0.25
+    ITEMS_PER_ROW = 8
 
-        owner = [row for row, (_, conts) in enumerate(batch) for _ in conts]
-        flat = [cont for _, conts in batch for cont in conts]
-        rest = None
-        if not single_token:
-            rest = self._continuation_logprobs(out.past_key_values, mask, owner, flat)
+    def _rows(self, encoded: list[tuple[list[int], list[list[int]]]]) -> list[list[tuple[int, int | None]]]:
+        """Plan the rows of the forward passes: each row lists the (item, choice) sequences it runs.
 
-        results = []
-        k = 0
-        for row, (ctx, conts) in enumerate(batch):
-            logprobs, greedy = [], []
-            for cont in conts:
-                lp = first[row, cont[0]].item()
-                is_greedy = int(first[row].argmax()) == cont[0]
-                if len(cont) > 1:
-                    tail = rest[k, : len(cont) - 1]  # position j predicts token j + 1
-                    targets = torch.tensor(cont[1:], device=tail.device)
-                    lp += tail.gather(-1, targets[:, None]).sum().item()
-                    is_greedy = is_greedy and bool((tail.argmax(-1) == targets).all())
-                logprobs.append(lp)
-                greedy.append(is_greedy)
-                k += 1
-            results.append(LoglikelihoodResult(logprobs, greedy, [len(c) for c in conts], len(ctx)))
-        return results
+        With a 4D attention mask, a row holds all choices (None) of one item, or of several items whose
+        contexts share a prefix. Without one (e.g. flash-attention), a row is one context and one choice,
+        as lm-eval runs them, except that single-token choices need only their context.
+        """
+        if not self._attn_takes_4d_mask():
+            rows = []
+            for i, (_, conts) in enumerate(encoded):
+                if all(len(c) == 1 for c in conts):
+                    rows.append([(i, None)])
+                else:
+                    rows.extend([(i, k)] for k in range(len(conts)))
+            return rows
+        rows = []
+        for i in sorted(range(len(encoded)), key=lambda i: encoded[i][0]):  # shared prefixes become neighbours
+            if rows and len(rows[-1]) < self.ITEMS_PER_ROW:
+                a, b = encoded[rows[-1][0][0]][0], encoded[i][0]
+                shared = next((j for j, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+                if shared >= self.SHARED_FRACTION * max(len(a), len(b)):
+                    rows[-1].append((i, None))
+                    continue
+            rows.append([(i, None)])
+        return rows
 
-    def _continuation_logprobs(self, cache, context_mask, owner: list[int], conts: list[list[int]]) -> torch.Tensor:
-        """Log-probs at every continuation position, running only continuation tokens on the shared cache."""
-        index = torch.tensor(owner, device=self.device)
-        cache.reorder_cache(index)  # one copy of an item's context per choice
-        width = max(map(len, conts))
-        ids = torch.full((len(conts), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(conts), width), dtype=torch.long)
-        for row, cont in enumerate(conts):
-            ids[row, : len(cont)] = torch.tensor(cont)
-            mask[row, : len(cont)] = 1
-        ids, mask = ids.to(self.device), mask.to(self.device)
-        ctx_mask = context_mask.index_select(0, index)
-        positions = ctx_mask.sum(-1, keepdim=True) + torch.arange(width, device=self.device)
-        out = self.model(input_ids=ids, attention_mask=torch.cat([ctx_mask, mask], dim=1),
-                         position_ids=positions, past_key_values=cache, use_cache=True)
-        return torch.log_softmax(out.logits.float(), dim=-1)
+    @staticmethod
+    def _tree(row: list[tuple[int, int | None]], encoded: list[tuple[list[int], list[list[int]]]]) -> "_Tree":
+        """The token tree of a row: contexts, then each choice after its context, common prefixes stored once.
+
+        A choice's last token is left out: it predicts nothing that is scored.
+        """
+        tree = _Tree(items=len(row))
+        children: dict[tuple[int, int], int] = {}
+
+        def walk(node: int, seq: list[int]) -> list[int]:
+            path = []
+            for tok in seq:
+                nxt = children.get((node, tok))
+                if nxt is None:
+                    nxt = children[(node, tok)] = len(tree.tokens)
+                    tree.tokens.append(tok)
+                    tree.parents.append(node)
+                    tree.depths.append(tree.depths[node] + 1 if node >= 0 else 0)
+                path.append(nxt)
+                node = nxt
+            return path
+
+        for item, only in row:
+            ctx, conts = encoded[item]
+            end = walk(-1, ctx)[-1]
+            for k, cont in enumerate(conts):
+                if only is None or k == only:
+                    tree.targets.append((item, k, [end, *walk(end, cont[:-1])], cont))
+        return tree
+
+    def _packed_logprobs(self, trees: list["_Tree"]) -> list[tuple[int, int, float, bool]]:
+        """One forward pass over the unique tokens of a batch of token trees: the shared-prefix scorer.
+
+        A 4D attention mask lets each token see only its ancestors in its tree, and a token's position is
+        its depth, so every choice is scored exactly as if it followed its context alone, while a passage
+        two questions share, or the first words two choices share, run once. Logits are computed only at
+        the positions that predict a scored token. Returns (item, choice, log-prob, is-greedy) per choice.
+        """
+        width = max(len(t.tokens) for t in trees)
+        n_rows = len(trees)
+        ids = torch.full((n_rows, width), self.pad_id, dtype=torch.long)
+        pos = torch.zeros((n_rows, width), dtype=torch.long)
+        keep = torch.zeros((n_rows, width), dtype=torch.bool)
+        packed = self._attn_takes_4d_mask()
+        allowed = torch.zeros((n_rows, width, width), dtype=torch.bool) if packed else None
+        lengths = torch.zeros((n_rows, width), dtype=torch.long)
+        tril = torch.ones((width, width), dtype=torch.bool).tril()
+        for r, tree in enumerate(trees):
+            n, parents = len(tree.tokens), tree.parents
+            ids[r, :n] = torch.tensor(tree.tokens)
+            pos[r, :n] = torch.tensor(tree.depths)
+            lengths[r, :n] = 1
+            for _, _, nodes, _ in tree.targets:
+                keep[r, nodes] = True
+            if allowed is not None:
+                rows_mask = allowed[r]
+                start = 0  # a run of nodes each the child of the one before is a causal block: copy it at once
+                for i in range(1, n + 1):
+                    if i == n or parents[i] != i - 1:
+                        anchor = parents[start]
+                        if anchor >= 0:
+                            rows_mask[start:i] = rows_mask[anchor]
+                        rows_mask[start:i, start:i] = tril[: i - start, : i - start]
+                        start = i
+                padding = torch.arange(n, width)
+                rows_mask[padding, padding] = True  # padding sees itself only: no empty softmax rows
+        if allowed is not None:
+            dtype = self.model.dtype
+            mask = torch.zeros((n_rows, 1, width, width), dtype=dtype)
+            mask.masked_fill_(~allowed[:, None], torch.finfo(dtype).min)
+        else:
+            mask = lengths  # one chain a row: the plain causal mask with padding
+        ids, pos, mask, keep = ids.to(self.device), pos.to(self.device), mask.to(self.device), keep.to(self.device)
+        if self._takes_2d_logits_to_keep():
+            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=False,
+                                logits_to_keep=keep).logits
+        else:
+            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=False).logits[keep]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)  # one row per kept position, row-major
+        where = (keep.flatten().cumsum(0) - 1).view(n_rows, width).tolist()
+
+        index, wanted, owners, slots = [], [], [], []
+        for r, tree in enumerate(trees):
+            for item, k, nodes, cont in tree.targets:
+                index.extend(where[r][node] for node in nodes)
+                wanted.extend(cont)
+                owners.extend([len(slots)] * len(cont))
+                slots.append((item, k))
+        index_t = torch.tensor(index, device=logprobs.device)
+        wanted_t = torch.tensor(wanted, device=logprobs.device)
+        values = logprobs[index_t, wanted_t].tolist()
+        hits = (logprobs.argmax(-1)[index_t] == wanted_t).tolist()
+        sums, greedy = [0.0] * len(slots), [True] * len(slots)
+        for owner, value, hit in zip(owners, values, hits):
+            sums[owner] += value
+            greedy[owner] = greedy[owner] and hit
+        return [(item, k, lp, g) for (item, k), lp, g in zip(slots, sums, greedy)]
+
+    def _attn_takes_4d_mask(self) -> bool:
+        return getattr(self.model.config, "_attn_implementation", "sdpa") in ("sdpa", "eager")
+
+    def _takes_2d_logits_to_keep(self) -> bool:
+        """transformers' own models slice logits with ``slice_logits_to_keep``, which takes a (batch, seq) mask."""
+        import sys
+        return getattr(sys.modules.get(type(self.model).__module__), "slice_logits_to_keep", None) is not None
 
     # -- generation -------------------------------------------------------------------------------
 

@@ -1,0 +1,53 @@
+"""bench/mc_loglikelihood.py writes, per item in file order, the log-probs a per-choice computation gives."""
+
+import importlib.util
+import json
+import sys
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from conftest import ROOT, SAMPLES
+
+
+def load(name):
+    sys.path.insert(0, str(ROOT / "bench"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def per_choice(model, tokenizer, context, continuation):
+    """lm-eval's recipe: trailing context spaces move to the continuation; one full pass per choice."""
+    ctx = tokenizer(context)["input_ids"]
+    cont = tokenizer(context + continuation)["input_ids"][len(ctx):]
+    with torch.no_grad():
+        logprobs = torch.log_softmax(model(input_ids=torch.tensor([ctx + cont])).logits[0].float(), dim=-1)
+    return sum(logprobs[len(ctx) - 1 + j, tok].item() for j, tok in enumerate(cont))
+
+
+@pytest.mark.parametrize("choices", ["texts", "letters"])
+def test_mc_loglikelihood_matches_per_choice_scoring(tiny_model_dir, tmp_path, choices):
+    rows = [json.loads(line) for line in (SAMPLES / "belebele" / "eng_Latn.jsonl").read_text().splitlines()[:5]]
+    rows += [json.loads(line) for line in (SAMPLES / "belebele" / "jpn_Jpan.jsonl").read_text().splitlines()[:3]]
+    data = tmp_path / "items.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    load("mc_loglikelihood").main(["--model", str(tiny_model_dir), "--data", str(data), "--choices", choices,
+                                   "--out", str(out), "--batch-size", "3"])
+    prompts = load("belebele_prompts")
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [w["id"] for w in written] == [f"{r['link']}#{r['question_number']}" for r in rows]
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_model_dir)
+    for row, record in zip(rows, written):
+        context = prompts.context(row, choices)
+        expected = [per_choice(model, tokenizer, context, c) for c in prompts.continuations(row, choices)]
+        assert len(record["logprobs"]) == 4
+        assert record["logprobs"] == pytest.approx(expected, abs=1e-4)
+
+    compare = load("compare_mc")
+    assert compare.main([str(out), str(out)]) == 0

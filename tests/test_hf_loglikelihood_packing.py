@@ -1,0 +1,85 @@
+"""The shared-prefix scorer packs choices, and items that share a passage, into token trees: same numbers."""
+
+import pytest
+import torch
+
+from babeleval.backends.base import LoglikelihoodRequest
+from babeleval.backends.hf import HFBackend
+
+SPEC = {"backend": "hf", "dtype": "float32", "device": "cpu", "batch_size": 4}
+PASSAGE = "The market closes at noon, when the square must be cleared for buses. In winter it moves indoors. " * 3
+
+
+@pytest.fixture(scope="module")
+def backend(tiny_model_dir):
+    return HFBackend(SPEC, str(tiny_model_dir))
+
+
+def direct_logprob(backend, context, continuation):
+    """One full forward pass over context + continuation, as a per-choice harness would do it."""
+    ctx, cont = backend.encode_pair(context, continuation)
+    with torch.no_grad():
+        logits = backend.model(input_ids=torch.tensor([ctx + cont])).logits[0].float()
+    logprobs = torch.log_softmax(logits, dim=-1)
+    return sum(logprobs[len(ctx) - 1 + j, tok].item() for j, tok in enumerate(cont))
+
+
+# two questions on one passage (one row), choices sharing first words, an unrelated item, letters
+REQUESTS = [
+    LoglikelihoodRequest(PASSAGE + "\nQuestion: why does it close at noon?\nAnswer:",
+                         (" Because the square is cleared", " Because the farmers leave", " Because of buses", " Rain")),
+    LoglikelihoodRequest(PASSAGE + "\nQuestion: where does it go in winter?\nAnswer:",
+                         (" Indoors", " To the old school hall", " Nowhere at all", " To the square")),
+    LoglikelihoodRequest("短い文脈。答え:", (" はい", " いいえ、違います")),
+    LoglikelihoodRequest("P: " + PASSAGE + "\nQ: when?\nA: noon\nB: one\nC: two\nD: three\nAnswer:", (" A", " B", " C", " D")),
+    LoglikelihoodRequest("P: " + PASSAGE + "\nQ: why?\nA: buses\nB: rain\nC: snow\nD: sun\nAnswer:", (" A", " B", " C", " D")),
+    LoglikelihoodRequest("", (" an empty context", " is conditioned on BOS")),
+]
+
+
+def expected(backend, request):
+    if not request.context:
+        bos = backend.tokenizer.bos_token_id
+        out = []
+        for cont in request.continuations:
+            ids = backend.tokenizer(cont, add_special_tokens=False)["input_ids"]
+            with torch.no_grad():
+                logits = backend.model(input_ids=torch.tensor([[bos, *ids]])).logits[0].float()
+            lp = torch.log_softmax(logits, dim=-1)
+            out.append(sum(lp[j, tok].item() for j, tok in enumerate(ids)))
+        return out
+    return [direct_logprob(backend, request.context, c) for c in request.continuations]
+
+
+def test_packed_rows_match_per_choice_computation(backend):
+    rows = backend._rows([backend.encode_request(r.context, r.continuations) for r in REQUESTS])
+    # each pair of questions on one passage shares a row; the other two items have rows of their own
+    assert sorted(len(row) for row in rows) == [1, 1, 2, 2]
+    for request, result in zip(REQUESTS, backend.loglikelihood(REQUESTS)):
+        assert result.logprobs == pytest.approx(expected(backend, request), abs=1e-4)
+
+
+def test_tree_stores_common_prefixes_once(backend):
+    encoded = [backend.encode_request(r.context, r.continuations) for r in REQUESTS[:2]]
+    tree = backend._tree([(0, None), (1, None)], encoded)
+    scored = sum(len(ctx) + sum(len(c) - 1 for c in conts) for ctx, conts in encoded)
+    assert len(tree.tokens) < scored - len(encoded[0][0]) // 2
+    assert len(tree.tokens) == len(set(zip(tree.parents, tree.tokens)))
+
+
+def test_without_4d_masks_each_choice_gets_its_own_row(backend, monkeypatch):
+    packed = backend.loglikelihood(REQUESTS)
+    monkeypatch.setattr(backend, "_attn_takes_4d_mask", lambda: False)
+    rows = backend._rows([backend.encode_request(r.context, r.continuations) for r in REQUESTS])
+    assert all(len(row) == 1 for row in rows)
+    for a, b in zip(packed, backend.loglikelihood(REQUESTS)):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
+        assert a.greedy == b.greedy
+
+
+def test_order_and_batch_size_do_not_change_results(backend, monkeypatch):
+    first = backend.loglikelihood(REQUESTS)
+    monkeypatch.setattr(backend, "batch_size", 1)
+    reversed_ = backend.loglikelihood(REQUESTS[::-1])[::-1]
+    for a, b in zip(first, reversed_):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
