@@ -45,18 +45,17 @@ RAW = "results/raw/{model}/{task}/{language}/{template}.jsonl"
 SCORES = "results/scores/{model}/{task}/{language}/{template}.json"
 
 
+def per_combination(pattern):
+    """``pattern`` filled in for every (model, task, language, template) of the grid."""
+    return [pattern.format(model=m, task=t, language=lang, template=tpl) for m, t, lang, tpl in GRID.combinations()]
+
+
 def all_scores():
-    return [
-        SCORES.format(model=m, task=t, language=lang, template=tpl)
-        for m, t, lang, tpl in GRID.combinations()
-    ]
+    return per_combination(SCORES)
 
 
 def all_raw():
-    return [
-        RAW.format(model=m, task=t, language=lang, template=tpl)
-        for m, t, lang, tpl in GRID.combinations()
-    ]
+    return per_combination(RAW)
 
 
 def all_prepared():
