@@ -8,6 +8,7 @@
 import sys
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -49,3 +50,15 @@ rule all:
         # analysis: tables, figures and the HTML report (workflow/rules/analysis.smk)
         "results/report.html",
     default_target: True
+
+
+# A run that did not produce what it was asked for must not exit 0. Snakemake plans a run once, at the start;
+# should a plan ever leave a requested file out, the run fails here, naming the files and what to run next.
+onsuccess:
+    missing = sorted({str(f) for job in workflow.dag.targetjobs for f in [*job.input, *job.output]
+                      if not Path(f).exists()})
+    if missing:
+        raise WorkflowError(
+            "the run ended without these requested files (nothing failed, but the plan left them out):\n  "
+            + "\n  ".join(missing[:20]) + ("\n  ..." if len(missing) > 20 else "")
+            + "\nRun the same command again to build them (see docs/troubleshooting.md).")

@@ -1,9 +1,13 @@
-"""Crash recovery: a run SIGKILLed at several points, generation included, then rerun, ends byte-identical to an
-uninterrupted run; finished generation work is reused; no truncated file is ever taken as complete.
+"""Crash recovery: a run SIGKILLed at many instants over its whole length, then resumed with the documented
+command, ends byte-identical to an uninterrupted run; finished generation work is reused; a resume exits 0 only
+when every target exists; no truncated file is ever taken as complete.
 
-The grid is the default one cut to two languages and two templates (log-likelihood and sampled generation), on a
-dataset six times the bundled sample, so that a generation job commits several chunks to the response cache
-and a kill can land between two of them.
+The instants come from the job timeline of an uninterrupted run (each line where Snakemake starts or finishes a
+job), spread evenly over it, plus the instants that are easy to miss: inside a generation job after a first
+chunk was committed to the response cache, just after a generation job wrote its outputs (before Snakemake
+marked it finished), and during aggregation. The grid is Belebele in two languages and two templates
+(log-likelihood and sampled generation) on a dataset three times the bundled sample, so that a generation job
+commits several chunks.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -28,10 +34,16 @@ from conftest import copy_workflow, snakemake
 
 LANGUAGES = ["eng_Latn", "jpn_Jpan"]
 TEMPLATES = ["paper", "blog"]
-COPIES = 6  # 24 sample rows x 6 = 144 items a language: 288 requests (5 chunks) a generation job
+COPIES = 3  # 24 sample rows x 3 = 72 items a language: 144 requests (3 chunks) a generation job
+EVENLY_SPACED = 7  # kill points taken at even intervals of the uninterrupted run's job timeline
 # Not compared: logs (timestamps), the response cache (its contents are what the logs check) and the usage
 # files (what each run paid: a resumed run pays less, by design).
 NOT_COMPARED = ("results/logs/", "results/cache/", "results/usage/")
+TARGETS = ["results/leaderboard.csv", "results/leaderboard.md", "results/metrics.json", "results/report.html",
+           "results/tables/by_template.csv", "results/tables/by_language.csv"]
+# Snakemake's lines that open and close a job
+JOB_EVENT = re.compile(r"^(?:(?:local)?rule (\S+):|Finished jobid: \d+ \(Rule: (\S+)\))$")
+CACHE = "results/cache/tiny-llama.sqlite"
 
 
 def make_workflow(dest: Path) -> Path:
@@ -48,47 +60,97 @@ def make_workflow(dest: Path) -> Path:
     return workdir
 
 
-def start(workdir: Path) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--resources", "gpu=1"]
+def start(workdir: Path, *args: str) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--resources", "gpu=1", *args]
     return subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
 
 
-def kill_when(proc: subprocess.Popen, condition, what: str, timeout: float = 600) -> None:
-    """SIGKILL the whole run (Snakemake and every job) as soon as ``condition()`` holds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
+def resume(workdir: Path) -> subprocess.CompletedProcess:
+    """The documented resume command (docs/troubleshooting.md): unlock, then the run with --rerun-incomplete."""
+    snakemake(workdir, "--unlock")
+    return snakemake(workdir, "--rerun-incomplete", check=False)
+
+
+def job_events(lines) -> list[str]:
+    """'start <rule>' / 'finish <rule>' for each job line of a Snakemake log, in order."""
+    events = []
+    for line in lines:
+        found = JOB_EVENT.match(line.strip())
+        if found:
+            events.append(f"start {found.group(1)}" if found.group(1) else f"finish {found.group(2)}")
+    return events
+
+
+class KillPoint:
+    """An instant of a run: after its ``event_index``-th job line, or when ``condition(workdir)`` first holds."""
+
+    def __init__(self, name: str, event_index: int | None = None, condition=None):
+        self.name, self.event_index, self.condition = name, event_index, condition
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+def kill_at(workdir: Path, point: KillPoint, timeout: float = 600) -> None:
+    """Run until ``point``, then SIGKILL Snakemake and every job at once (the whole process group)."""
+    proc = start(workdir)
+    seen: list[str] = []
+    killed = threading.Event()
+
+    def kill():
+        if not killed.is_set():
+            killed.set()
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            return
+
+    def follow_the_log():  # the job lines are read as Snakemake prints them; the kill comes on the very line
+        for line in proc.stdout:
+            seen.extend(job_events([line]))
+            if point.event_index is not None and len(seen) > point.event_index:
+                kill()
+
+    reader = threading.Thread(target=follow_the_log, daemon=True)
+    reader.start()
+    deadline = time.monotonic() + timeout
+    while not killed.is_set():
+        if point.condition is not None and point.condition(workdir):
+            kill()
+            break
         if proc.poll() is not None:
-            raise AssertionError(f"the run ended before {what}:\n{proc.stdout.read()[-3000:]}")
-        time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)
-    raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"the run ended before the kill point {point}: {seen}")
+        if time.monotonic() > deadline:
+            kill()
+            raise AssertionError(f"timed out waiting for the kill point {point}")
+        time.sleep(0.01)
+    proc.wait()
+    reader.join()
 
 
 def generate_log(workdir: Path, template: str) -> Path:
     return workdir / "results/logs/generate/tiny-llama/belebele" / f"{template}.log"
 
 
-def progress(workdir: Path, template: str) -> tuple[int, int] | None:
-    """(computed, to compute) from a running generation job's log, once it has committed a first chunk."""
-    path = generate_log(workdir, template)
-    found = re.findall(r"computed (\d+)/(\d+)", path.read_text(encoding="utf-8")) if path.exists() else []
-    return tuple(map(int, found[-1])) if found else None
+def mid_generation(workdir: Path) -> bool:
+    """A generation job has committed a first chunk to the response cache and has more to compute."""
+    for template in TEMPLATES:
+        path = generate_log(workdir, template)
+        found = re.findall(r"computed (\d+)/(\d+)", path.read_text(encoding="utf-8")) if path.exists() else []
+        if found and int(found[-1][0]) < int(found[-1][1]):
+            return True
+    return False
 
 
-def mid_generation(workdir: Path, seen: dict):
-    def condition():
-        for template in TEMPLATES:
-            done = progress(workdir, template)
-            if done and done[0] < done[1]:
-                seen[template] = done
-                return True
-        return False
-    return condition
+def generation_written(workdir: Path) -> bool:
+    """A generation job has written its last output (its usage file); Snakemake has not yet marked it finished."""
+    return any((workdir / f"results/usage/tiny-llama/belebele/{template}.json").exists() for template in TEMPLATES)
+
+
+def aggregating(workdir: Path) -> bool:
+    return (workdir / "results/logs/leaderboard.log").exists()
+
+
+def reporting(workdir: Path) -> bool:
+    return (workdir / "results/logs/analysis/report.log").exists()
 
 
 def incomplete_marks(workdir: Path) -> set[str]:
@@ -128,17 +190,17 @@ def check_nothing_truncated_looks_complete(workdir: Path) -> None:
         assert path.name.startswith("."), path
 
 
-def rerun_until_killed(workdir: Path, condition, what: str) -> str:
-    unlock(workdir)
-    proc = start(workdir)
-    kill_when(proc, condition, what)
-    check_nothing_truncated_looks_complete(workdir)
-    return proc.stdout.read()
+def cached_requests(workdir: Path) -> int:
+    path = workdir / CACHE
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path) as db:
+        return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
 
-def unlock(workdir: Path) -> None:
-    """After a SIGKILL the run's lock stays: the rerun would refuse (see test_concurrency.py) until unlocked."""
-    snakemake(workdir, "--unlock")
+def usage_files(workdir: Path) -> dict[str, tuple[int, dict]]:
+    return {p.name: (p.stat().st_mtime_ns, json.loads(p.read_text(encoding="utf-8")))
+            for p in (workdir / "results/usage").rglob("*.json")}
 
 
 def tree(workdir: Path) -> dict[str, bytes]:
@@ -146,50 +208,70 @@ def tree(workdir: Path) -> dict[str, bytes]:
             if p.is_file() and not p.relative_to(workdir).as_posix().startswith(NOT_COMPARED)}
 
 
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    """The reference: the same grid run once without a kill; its results and its job timeline."""
+    workdir = make_workflow(tmp_path_factory.mktemp("crash") / "reference")
+    proc = snakemake(workdir)
+    events = job_events((proc.stdout + proc.stderr).splitlines())
+    assert events.count("finish generate_belebele") == len(TEMPLATES), events
+    return tree(workdir), events, cached_requests(workdir)
+
+
+def kill_points(events: list[str]) -> list[KillPoint]:
+    step = len(events) / (EVENLY_SPACED + 1)
+    evenly = [KillPoint(f"after job line {round(step * k)} ({events[round(step * k)]})", event_index=round(step * k))
+              for k in range(1, EVENLY_SPACED + 1)]
+    around_generation = [i for i, e in enumerate(events) if e.endswith("generate_belebele")]
+    return [
+        KillPoint("inside a generation job, after a first chunk was committed", condition=mid_generation),
+        KillPoint("a generation job's outputs written, the job not yet marked finished", condition=generation_written),
+        *[KillPoint(f"after job line {i} ({events[i]})", event_index=i) for i in around_generation],
+        *evenly,
+        KillPoint("during aggregation (the leaderboard job started)", condition=aggregating),
+        KillPoint("while the report is written", condition=reporting),
+    ]
+
+
+# The kill points are parametrised from a fixed count; the reference timeline gives each its instant.
+POINTS = ["mid-generation", "generation-written", *[f"generation-line-{k}" for k in range(2 * len(TEMPLATES))],
+          *[f"even-{k}" for k in range(EVENLY_SPACED)], "aggregation", "report"]
+
+
 @pytest.mark.slow
-def test_killed_runs_end_byte_identical_and_reuse_finished_work(tmp_path):
-    reference = make_workflow(tmp_path / "reference")
-    snakemake(reference)
-    expected = tree(reference)
-    assert any(name.startswith("results/generations/") for name in expected)
+@pytest.mark.parametrize("point_index", range(len(POINTS)), ids=POINTS)
+def test_a_run_killed_anywhere_resumes_to_the_same_bytes(point_index, uninterrupted, tmp_path):
+    expected, events, total_requests = uninterrupted
+    point = kill_points(events)[point_index]
+    workdir = make_workflow(tmp_path / "killed")
 
-    workdir = make_workflow(tmp_path / "crashed")
-    # 1. during the model build
-    proc = start(workdir)
-    kill_when(proc, lambda: (workdir / "results/logs/build_tiny_model/tiny-llama.log").exists(), "the model build")
-    assert "results/models/tiny-llama" in incomplete_marks(workdir)
+    kill_at(workdir, point)
     check_nothing_truncated_looks_complete(workdir)
+    held = cached_requests(workdir)
+    usage_before = usage_files(workdir)
 
-    # 2. in the middle of a generation job, after some chunks were committed to the response cache
-    seen: dict[str, tuple[int, int]] = {}
-    rerun_until_killed(workdir, mid_generation(workdir, seen), "a generation job's first chunks")
-    [(killed_template, (computed, total))] = seen.items()
-    assert f"results/generations/tiny-llama/belebele/eng_Latn/{killed_template}.jsonl" in incomplete_marks(workdir)
-    assert not (workdir / "results/generations/tiny-llama/belebele/eng_Latn" / f"{killed_template}.jsonl").exists()
-
-    # 3. during scoring, once the killed job has run again (other jobs' scoring may come before it)
-    def killed_job_rerun_then_scoring():
-        log = generate_log(workdir, killed_template)
-        answered = re.search(r"cache: (\d+) of", log.read_text(encoding="utf-8")) if log.exists() else None
-        rerun = answered is not None and int(answered.group(1)) > 0
-        return rerun and any((workdir / "results/logs/score").rglob("*.log"))
-
-    rerun_until_killed(workdir, killed_job_rerun_then_scoring, "scoring after the killed job's rerun")
-
-    # the rerun answered the killed job's finished chunks from the cache and computed only the rest
-    log = generate_log(workdir, killed_template).read_text(encoding="utf-8")
-    answered = re.search(r"cache: (\d+) of (\d+) requests answered", log)
-    assert answered, log
-    assert int(answered.group(1)) >= computed > 0 and int(answered.group(2)) == total, log
-
-    # 4. to the end
-    unlock(workdir)
-    snakemake(workdir)
+    proc = resume(workdir)
+    assert proc.returncode == 0, f"{point}: the resume failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    missing = [t for t in TARGETS if not (workdir / t).exists()]
+    assert not missing, f"{point}: the resume exited 0 without {missing}"
     got = tree(workdir)
-    assert sorted(got) == sorted(expected), "files differ: " + str(set(got) ^ set(expected))
+    assert (workdir / "results/metrics.json").read_bytes() == expected["results/metrics.json"], point
+    assert sorted(got) == sorted(expected), f"{point}: files differ: {set(got) ^ set(expected)}"
     different = [name for name in expected if got[name] != expected[name]]
-    assert not different, f"not byte-identical to the uninterrupted run: {different}"
-    assert "Nothing to be done" in snakemake(workdir, "-n").stdout
+    assert not different, f"{point}: not byte-identical to the uninterrupted run: {different}"
+    assert not list((workdir / "results").rglob("*.tmp")), point
+
+    # finished generation reused: the resume computed exactly the requests the cache did not hold
+    rerun = {name: usage for name, (mtime, usage) in usage_files(workdir).items()
+             if usage_before.get(name, (None,))[0] != mtime}
+    computed = sum(usage["computed"] for usage in rerun.values())
+    assert held + computed == total_requests == cached_requests(workdir), (point, held, rerun)
+    for template in TEMPLATES:
+        if f"{template}.json" in rerun:
+            log = generate_log(workdir, template).read_text(encoding="utf-8")
+            answered = re.findall(r"cache: (\d+) of (\d+) requests answered", log)
+            assert answered and int(answered[-1][0]) == rerun[f"{template}.json"]["cache_hits"], log
+    assert "Nothing to be done" in snakemake(workdir, "-n").stdout, point
 
 
 class Crash(Exception):

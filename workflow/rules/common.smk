@@ -8,7 +8,6 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from babeleval.backends.openai_api import DEFAULT_CONCURRENCY, rate_limit_resource
 from babeleval.config import check_local_data, validate as validate_params
-from babeleval.fingerprint import digest, output_settings
 from babeleval.generate import decoding_settings
 
 # Validates params.yaml against workflow/schemas/params.schema.yaml and checks that
@@ -178,14 +177,3 @@ def generation_settings(task, template_name, model=None):
     generation = {"max_new_tokens": max_new_tokens, "stop": list(template.generation.stop)}
     preset = GRID.decoding.get(template.generation.decoding, {}) if template.mode == "generate" else {}
     return decoding_settings(template.mode, generation, preset, GRID.seed)
-
-
-def generation_identity(wildcards):
-    """What decides a generations file besides its prompts: the model entry and the decoding settings.
-
-    The score rule reads generations as ancient() (so that a GPU job rerun for a new language does not
-    rescore the languages it only re-read from the cache); this param makes any change of model or
-    decoding rescore all the same. Speed-only settings (batch size, device, concurrency) are left out.
-    """
-    settings = generation_settings(wildcards.task, wildcards.template, wildcards.model)
-    return digest({"model": output_settings(GRID.models[wildcards.model]), "settings": settings})

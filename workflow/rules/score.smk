@@ -6,12 +6,13 @@ rule score:
         raw=RAW,
         scores=SCORES,
     input:
-        # ancient(): see generation_identity() in common.smk.
-        generations=ancient(GENERATIONS),
+        # Not ancient(): Snakemake leaves out of its plan any job reached only through an ancient() input of a job it
+        # reruns (a resumed run then stopped after the generation job, exit 0, nothing scored). A rerun generation
+        # job rescores its combinations (CPU only, same bytes); the model is never asked again (response cache).
+        generations=GENERATIONS,
         prompts=PROMPTS,
         template=template_file,
     params:
-        generation=generation_identity,
         metric_options=lambda w: GRID.tasks[w.task].metric_options,
     log:
         "results/logs/score/{model}/{task}/{language}/{template}.log",
