@@ -7,7 +7,8 @@ import re
 import pytest
 import yaml
 
-from badinput_support import Case, edit_lines, edit_params, edit_rows, fresh_copy, pristine, run_broken
+from badinput_support import (Case, edit_lines, edit_params, edit_rows, edit_template, fresh_copy, pristine,
+                              run_broken)
 from conftest import copy_workflow, snakemake
 
 pytestmark = pytest.mark.slow
@@ -70,6 +71,19 @@ CASES = [
          [JPN + r"line 9: expected a JSON object, got list"]),
     Case("broken-exemplar-language", edit_rows("eng_Latn", _row(10, correct_answer_num="0")),
          [r"data/samples/belebele/eng_Latn\.jsonl: row 10: correct_answer_num must be \"1\"..\"4\", got '0'"]),
+    # what is evaluated never shrinks or empties without a word
+    Case("fewshot-larger-than-pool", edit_template("blog", lambda spec: spec["fewshot"].update(n=50)),
+         [r"prompts/belebele/blog\.yaml: fewshot\.n is 50, but its exemplar pool \(belebele eng_Latn\) holds only "
+          r"24 rows: lower fewshot\.n or give a larger pool"]),
+    Case("exemplar-language-too-small", edit_rows("eng_Latn", lambda rows: rows[:4]),
+         [r"prompts/belebele/paper\.yaml: fewshot\.n is 5, but its exemplar pool \(belebele eng_Latn\) holds only "
+          r"4 rows"]),
+    Case("empty-prompt", edit_template("instruct", lambda spec: spec.update(prompt="{{ question[:0] }}  ")),
+         [r"prompts/belebele/instruct\.yaml: 'prompt' renders to an empty text for item "
+          r"https://example\.org/babeleval-sample/p01#1: nothing would be asked"]),
+    Case("metric-not-for-the-family", edit_template("instruct", lambda spec: spec.update(metrics=["acc", "bleu"])),
+         [r"prompts/belebele/instruct\.yaml: metric bleu cannot be computed for a multiple_choice task in mode "
+          r"'generate' \(it can report: acc, balanced_acc, macro_f1, parse_failure_rate\)"]),
 ]
 
 
@@ -90,17 +104,19 @@ def test_bad_data(case, pristine_dir, tmp_path):
 def test_too_few_exemplars_stops_before_generation(pristine_dir, tmp_path):
     """Found when the prompts are rendered (a job, not start-up): the job logs one line, no generation starts."""
     workdir = fresh_copy(pristine_dir, tmp_path)
-    edit_rows("eng_Latn", lambda rows: rows[:4])(workdir)  # two passages: the paper template needs 5 exemplars
+    # three passages of two questions: 6 rows are enough for 5 exemplars at start-up, but an item's own
+    # passage is never its exemplar, so each item has only 4 candidates
+    edit_rows("eng_Latn", lambda rows: rows[:6])(workdir)
     # (the blog template would fail too, on too few rows to evaluate: left out so the one message is the paper's)
     edit_params(lambda params: params["tasks"]["belebele"].update(templates=["paper"]))(workdir)
     proc = snakemake(workdir, check=False, timeout=600)
     seen = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert re.search(r"ERROR babeleval: language eng_Latn: only 2 exemplar candidates for item \S+, 5 needed", seen), seen
+    assert re.search(r"ERROR babeleval: language eng_Latn: only 4 exemplar candidates for item \S+, 5 needed", seen), seen
     assert "Traceback" not in seen
     # whichever language's paper prompts were rendered first (they all draw English exemplars) says so in its log
     logs = [p.read_text(encoding="utf-8") for p in (workdir / "results/logs/render_prompts/belebele").glob("*/paper.log")]
-    assert any("only 2 exemplar candidates" in log for log in logs)
+    assert any("only 4 exemplar candidates" in log for log in logs)
     assert not (workdir / "results/generations").exists() and not (workdir / "results/cache").exists()
 
 

@@ -14,7 +14,18 @@ import random
 from typing import Any, Sequence
 
 from .errors import DataError
-from .templates import FewShot
+from .templates import FewShot, Template
+
+
+def check_pool(template: Template, pool_size: int, where: str) -> None:
+    """A template asking for more exemplars than its pool holds stops the run.
+
+    Using fewer would change what is evaluated without a word (50 shots asked, 6 shown).
+    """
+    n = template.fewshot.n
+    if n and pool_size < n:
+        raise DataError(f"{template.path}: fewshot.n is {n}, but its exemplar pool ({where}) holds only "
+                        f"{pool_size} row{'s' if pool_size != 1 else ''}: lower fewshot.n or give a larger pool")
 
 
 def item_rng(seed: int, *parts: str) -> random.Random:
@@ -55,9 +66,13 @@ def stratified_exemplars(fewshot: FewShot, pool: Sequence[dict[str, Any]], item:
     for _ in range(fewshot.n - sum(counts.values())):
         label = min(counts, key=lambda k: counts[k])
         counts[label] += 1
+    short = [label for label in sorted(counts) if counts[label] > len(by_label[label])]
+    if short:  # sampling fewer than asked would shrink the prompt without a word
+        raise DataError(f"language {pool[0]['language']}: label {short[0]} has {len(by_label[short[0]])} exemplar "
+                        f"candidates for item {item['id']}, {counts[short[0]]} needed for {fewshot.n} stratified shots")
     rng = item_rng(seed, item["task"], pool[0]["language"], item["id"])
     chosen: list[dict[str, Any]] = []
     for label in sorted(by_label):
-        chosen.extend(rng.sample(by_label[label], min(counts[label], len(by_label[label]))))
+        chosen.extend(rng.sample(by_label[label], counts[label]))
     rng.shuffle(chosen)
     return chosen
