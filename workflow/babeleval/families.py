@@ -152,7 +152,22 @@ SCORERS = {
 
 
 def score_record(family: str, record: dict[str, Any], template: Template) -> dict[str, Any]:
-    return SCORERS[family](record, template)
+    scored = SCORERS[family](record, template)
+    if record.get("question_cut"):
+        scored.update(question_cut(record, scored))
+    return scored
+
+
+def question_cut(record: dict[str, Any], scored: dict[str, Any]) -> dict[str, Any]:
+    """An item whose own question was cut to fit the model's context: a failure with its reason, never scored."""
+    reason = (f"question cut: the prompt did not fit the model's context and the {record.get('truncated_tokens')} "
+              "tokens cut from its left reached the item's own question")
+    failed = {"prediction": None, "parsed": False, "parse_error": reason,
+              "correct": None if scored["correct"] is None else False}
+    for key, value in (("prediction_norm", None), ("correct_norm", False), ("exact_match", 0.0), ("f1", 0.0)):
+        if key in scored:
+            failed[key] = value
+    return failed
 
 
 def signatures(family: str, metric_names: tuple[str, ...]) -> dict[str, str]:

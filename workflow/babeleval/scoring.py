@@ -71,6 +71,10 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
         "n": len(scored),
         "metrics": metrics,
         "parse_failures": sum(not r["parsed"] for r in scored),
+        # prompts cut from the left to fit the model's context, and of those the ones cut into the question
+        # (those items failed: families.question_cut)
+        "truncated_prompts": sum(bool(r.get("truncated_tokens")) for r in scored),
+        "questions_cut": sum(bool(r.get("question_cut")) for r in scored),
         "template_sha256": template.sha256,
         "mode": template.mode,
         "parser": template.parser,
