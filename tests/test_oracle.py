@@ -111,10 +111,10 @@ def wrong(family: str, request: dict):
 
 
 def run_combination(server, params_file: Path, tmp_path: Path, task: str, template_name: str, language: str,
-                    oracle: bool) -> dict:
+                    oracle: bool, requests: list[dict] | None = None) -> dict:
     template = load_template(task, template_name)
     family = get_task(task).FAMILY
-    requests = render_for(str(params_file), task, language, template_name)
+    requests = requests or render_for(str(params_file), task, language, template_name)
     answers = {r["id"]: r["answer"] if oracle else wrong(family, r) for r in requests}
     if template.mode == "loglikelihood":
         chosen = {r["prompt"] + r["continuations"][answers[r["id"]]] for r in requests}
@@ -149,10 +149,11 @@ def test_gold_answers_score_the_maximum_and_a_wrong_choice_the_minimum(task, tem
                                                                       tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)  # templates and data are found from the repository root, as in the workflow
     for language in LANGUAGES[task]:
+        requests = render_for(str(params_file), task, language, template_name)
         for oracle, expected in ((True, BEST), (False, WORST)):
             workdir = tmp_path / language / ("gold" if oracle else "wrong")
             workdir.mkdir(parents=True)
-            summary = run_combination(server, params_file, workdir, task, template_name, language, oracle)
+            summary = run_combination(server, params_file, workdir, task, template_name, language, oracle, requests)
             where = f"{task}/{language}/{template_name} ({'gold' if oracle else 'wrong'} answers)"
             assert summary["n"] > 0 and summary["parse_failures"] == 0, (where, summary)
             for name, value in summary["metrics"].items():
