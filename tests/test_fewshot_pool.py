@@ -56,3 +56,19 @@ def test_allow_fewer_must_be_a_boolean(tmp_path):
                     "target: '{{ answer_letter }}'\nparser: final_letter\n", encoding="utf-8")
     with pytest.raises(TemplateError, match=r"bad\.yaml: fewshot\.allow_fewer must be true or false"):
         load_template("toy", "bad", tmp_path)
+
+
+def test_an_empty_question_or_continuation_stops_naming_the_template():
+    from babeleval.render import continuations
+
+    items = _items()
+    empty = Template(task="toy", name="empty", path=Path("prompts/toy/empty.yaml"), mode="generate",
+                     prompt="{{ question[:0] }} \n", target="{{ answer_letter }}", parser="final_letter")
+    with pytest.raises(TemplateError, match=r"prompts/toy/empty\.yaml: 'prompt' renders to an empty text for item q0"):
+        build_requests(empty, items, items, seed=1)
+    blank = Template(task="toy", name="blank", path=Path("prompts/toy/blank.yaml"), mode="loglikelihood",
+                     prompt="{{ question }}", target="{{ answer_text }}",
+                     continuation="{% if index %}{{ choice }}{% endif %}")
+    with pytest.raises(TemplateError, match=r"blank\.yaml: 'continuation' renders to an empty text for choice A of "
+                                            r"item q0"):
+        continuations(blank, items[0])

@@ -54,10 +54,15 @@ def target_variables(item: dict[str, Any], template: Template | None = None) -> 
 
 def continuations(template: Template, item: dict[str, Any]) -> list[str]:
     base = prompt_variables(item, template)
-    return [
+    texts = [
         template.render_continuation({**base, "choice": choice, "letter": base["letters"][index], "index": index})
         for index, choice in enumerate(base["choices"])
     ]
+    empty = [index for index, text in enumerate(texts) if not text]
+    if empty:  # nothing to score: every model would give it log-probability 0
+        raise TemplateError(f"{template.path}: 'continuation' renders to an empty text for choice "
+                            f"{base['letters'][empty[0]]} of item {item['id']}")
+    return texts
 
 
 def check_query(template: Template, query: str, item_id: Any) -> str:
