@@ -9,7 +9,8 @@ metrics' maximum with no parse failure. A second pass answers a fixed wrong choi
 continuation; the gold number plus one; a span or translation sharing nothing with the gold) and must score
 the minimum. Prompts are built, generated and scored by the workflow's own functions (``show.render_for``,
 ``generate.run``, ``scoring.score_files``) for each combination, not through Snakemake: the whole grid is
-some 60 combinations.
+some 60 combinations. ``test_oracle_through_the_workflow`` (slow) runs the default grid through Snakemake
+against the same oracle: prepared data, rendered prompts, generation, scoring and aggregation as a user runs them.
 """
 
 from __future__ import annotations
@@ -170,3 +171,49 @@ def test_perfect_japanese_translation_scores_full_bleu(server, params_file, tmp_
         pytest.xfail(f"BLEU with the 13a tokenizer into Japanese: {summary['metrics']['bleu']} "
                      f"({summary['signatures']['bleu']}); the per-script tokenizer table fixes it")
     assert summary["metrics"]["bleu"] == pytest.approx(100.0)
+
+
+@pytest.mark.slow
+def test_oracle_through_the_workflow(tmp_path, monkeypatch):
+    """The default grid, run by Snakemake against the oracle: every score file holds its metrics' maximum."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import copy_workflow
+
+    workdir = copy_workflow(tmp_path / "wf")
+    params_path = workdir / "params.yaml"
+    with FakeOpenAI() as fake:
+        params = yaml.safe_load(params_path.read_text(encoding="utf-8"))
+        params["models"] = {"oracle": {"backend": "openai", "model": "oracle", "base_url": fake.base_url,
+                                       "endpoint": "completions", "concurrency": 8, "max_retries": 0}}
+        params_path.write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        monkeypatch.chdir(workdir)
+        replies, chosen = {}, set()
+        for task, spec in params["tasks"].items():
+            for template_name in spec["templates"]:
+                template = load_template(task, template_name)
+                for language in spec["languages"]:
+                    for request in render_for(str(params_path), task, language, template_name):
+                        if template.mode == "loglikelihood":
+                            chosen.add(request["prompt"] + request["continuations"][request["answer"]])
+                        else:
+                            replies[request["prompt"]] = reply(template, request, request["answer"])
+        fake.replies = replies.__getitem__
+        fake.token_logprob = lambda prompt: -0.01 if prompt in chosen else -20.0
+        proc = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", "--resources", "gpu=1"],
+                              cwd=workdir, capture_output=True, text=True, timeout=1200)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+    scores = sorted((workdir / "results" / "scores" / "oracle").rglob("*.json"))
+    expected = {(t, lang, tpl) for t, spec in params["tasks"].items() for lang in spec["languages"]
+                for tpl in spec["templates"]}
+    assert {(p.parts[-3], p.parts[-2], p.stem) for p in scores} == expected
+    for path in scores:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        assert summary["parse_failures"] == 0 and summary["truncated_prompts"] == 0, (path, summary)
+        for name, value in summary["metrics"].items():
+            if bleu_of_unsegmented_script(summary, name):
+                continue  # see test_perfect_japanese_translation_scores_full_bleu
+            assert math.isclose(value, BEST[name], abs_tol=1e-9), (path, name, value)
