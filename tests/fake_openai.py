@@ -8,7 +8,10 @@
   an HTTP status with headers and body, a delay longer than the client's timeout, malformed JSON, a
   connection closed without an answer;
 - every request (path, headers, JSON body) is recorded for the tests to check what the client sent;
-- ``hold_after(n)`` makes requests after the n-th wait until ``release()`` (to stop a job mid-run).
+- ``hold_after(n)`` makes requests after the n-th wait until ``release()`` (to stop a job mid-run);
+- ``replies`` and ``token_logprob`` (attributes, settable between runs) script the answers themselves: the
+  reply to a completions prompt, and the log-probability every echoed token of a prompt gets (the oracle
+  test, tests/test_oracle.py, serves each item's gold answer this way).
 
 It serves only the loopback address and stops with the test (``with FakeOpenAI() as server``).
 """
@@ -21,7 +24,7 @@ import re
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Callable
 
 
 def _h(text: str) -> int:
@@ -65,6 +68,8 @@ class FakeOpenAI:
         self._admit = threading.Condition(self._lock)
         self.admitted = 0  # requests let through to a normal answer
         self.in_flight = self.peak_in_flight = 0
+        self.replies: Callable[[str], str] | None = None
+        self.token_logprob: Callable[[str], float] | None = None
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -174,10 +179,15 @@ class FakeOpenAI:
                 return {"id": "cmpl-1", "object": "text_completion", "model": body["model"],
                         "choices": [{"index": 0, "text": prompt + "\n", "logprobs": None, "finish_reason": "length"}],
                         "usage": {**usage, "completion_tokens": 1}}
+            logprobs = echo_logprobs(prompt)
+            if self.token_logprob is not None:
+                lp = self.token_logprob(prompt)
+                logprobs["token_logprobs"] = [None] + [lp] * (len(logprobs["tokens"]) - 1)
+                logprobs["top_logprobs"] = [None] + [{token: lp} for token in logprobs["tokens"][1:]]
             return {"id": "cmpl-1", "object": "text_completion", "model": body["model"],
-                    "choices": [{"index": 0, "text": prompt + "\n", "logprobs": echo_logprobs(prompt),
+                    "choices": [{"index": 0, "text": prompt + "\n", "logprobs": logprobs,
                                  "finish_reason": "length"}], "usage": {**usage, "completion_tokens": 1}}
-        text = " " + reply_for(prompt) + "\nand more"
+        text = self.replies(prompt) if self.replies is not None else " " + reply_for(prompt) + "\nand more"
         return {"id": "cmpl-1", "object": "text_completion", "model": body["model"],
                 "choices": [{"index": 0, "text": text, "finish_reason": "stop"}],
                 "usage": {**usage, "completion_tokens": len(text.split())}}

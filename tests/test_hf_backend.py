@@ -98,3 +98,31 @@ def test_sampling_is_seeded(backend):
     request = [GenerationRequest("Answer:", 6)]
     sampled = Decoding(do_sample=True, temperature=1.0, top_k=0, seed=5)
     assert backend.generate(request, sampled)[0].text == backend.generate(request, sampled)[0].text
+
+
+# -- prompts longer than the model's context: cut from the left, and recorded --------------------------------
+
+
+def test_long_prompts_are_cut_from_the_left_and_say_how_much(tiny_model_dir):
+    backend = HFBackend({**SPEC, "max_length": 48}, str(tiny_model_dir))
+    exemplars = "Beispiel: Die Katze schläft. Antwort: A\n\n" * 12
+    question = "Frage: Wo schläft die Katze?\nAntwort:"
+    requests = [GenerationRequest(exemplars + question, 4, (), None, question),
+                GenerationRequest("Kurz: ja?", 4, (), None, "Kurz: ja?")]
+    long, short = backend.generate(requests, Decoding())
+    whole = len(backend.encode(exemplars + question))
+    assert long.truncated_tokens == whole - (48 - 4) > 0 and long.n_prompt_tokens == 44
+    assert not long.question_cut  # the exemplars went; the question is whole
+    assert short.truncated_tokens == 0 and not short.question_cut
+
+    [ll] = backend.loglikelihood([LoglikelihoodRequest(exemplars + question, (" A", " B"), None, question)])
+    assert ll.truncated_tokens > 0 and not ll.question_cut
+
+
+def test_a_cut_that_reaches_the_question_is_flagged(tiny_model_dir):
+    backend = HFBackend({**SPEC, "max_length": 16}, str(tiny_model_dir))
+    question = "प्रश्न: बिल्ली कहाँ सोती है? उत्तर दीजिए, कृपया विस्तार से और सोच-समझकर।\nउत्तर:"
+    [result] = backend.generate([GenerationRequest("उदाहरण\n\n" + question, 4, (), None, question)], Decoding())
+    assert result.truncated_tokens > 0 and result.question_cut
+    [ll] = backend.loglikelihood([LoglikelihoodRequest("उदाहरण\n\n" + question, (" क", " ख"), None, question)])
+    assert ll.truncated_tokens > 0 and ll.question_cut

@@ -55,7 +55,7 @@ def test_global_mmlu_bad_answer(tmp_path):
     (tmp_path / "en").mkdir()
     (tmp_path / "en" / "test.csv").write_text(
         "sample_id,subject,question,option_a,option_b,option_c,option_d,answer\ns0,x,Q,a,b,c,d,E\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"test\.csv: row 1: answer must be a letter A-D, got 'E'"):
+    with pytest.raises(DataError, match=r"test\.csv: row 1: answer must be one of A, B, C, D, got 'E'"):
         get_task("mmlu").load(local(tmp_path), "eng_Latn")
 
 
@@ -78,7 +78,7 @@ def test_uhura_arc_json_array_and_answer_key_checks(tmp_path):
     assert get_task("arc").load(local(tmp_path), "yor_Latn")[0]["answer"] == 2
     rows[0]["answerKey"] = "4"
     (tmp_path / "yo_test.json").write_text(json.dumps(rows), encoding="utf-8")
-    with pytest.raises(DataError, match=r"yo_test\.json: row 1: answerKey '4' is not among the choice labels"):
+    with pytest.raises(DataError, match=r"yo_test\.json: row 1: answerKey must be one of 1, 2, 3, got '4'"):
         get_task("arc").load(local(tmp_path), "yor_Latn")
 
 
@@ -114,10 +114,20 @@ def test_mgsm_tsv_without_header():
 
 
 def test_mgsm_answer_numbers_are_canonical(tmp_path):
-    (tmp_path / "mgsm_de.tsv").write_text('Frage mit "Anführungszeichen"?\t1,200\nNoch eine?\t2.50\n', encoding="utf-8")
+    (tmp_path / "mgsm_de.tsv").write_text('Frage mit "Anführungszeichen"?\t1200\nNoch eine?\t2.50\nUnd?\t-7\n',
+                                          encoding="utf-8")
     items = get_task("mgsm").load(local(tmp_path), "deu_Latn")
-    assert [i["answer"] for i in items] == ["1200", "2.5"]
+    assert [i["answer"] for i in items] == ["1200", "2.5", "-7"]
     assert items[0]["question"] == 'Frage mit "Anführungszeichen"?'
+
+
+@pytest.mark.parametrize("gold", ["1,200", "5.600,5", "3/4", "40abc", "1e3", "+4", "", "zwölf"])
+def test_mgsm_gold_written_other_than_plainly_is_refused(tmp_path, gold):
+    """A thousands separator is a decimal comma elsewhere, so "1,200" is refused like "3/4": never guessed at."""
+    (tmp_path / "mgsm_de.tsv").write_text(f"Frage eins?\t18\nFrage zwei?\t{gold}\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"mgsm_de\.tsv: line 2: (answer_number must be an integer or a plainly "
+                                        r"written decimal|missing field)"):
+        get_task("mgsm").load(local(tmp_path), "deu_Latn")
 
 
 def test_mgsm_errors(tmp_path):
@@ -234,7 +244,7 @@ def test_sib200_tsv():
 def test_sib200_bad_category(tmp_path):
     (tmp_path / "eng_Latn").mkdir()
     (tmp_path / "eng_Latn" / "test.tsv").write_text("index_id\tcategory\ttext\n1\tweather\tIt rains.\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"test\.tsv: row 1: category 'weather' is not one of"):
+    with pytest.raises(DataError, match=r"test\.tsv: line 2: category must be one of science/technology, .*got 'weather'"):
         get_task("sib200").load(local(tmp_path), "eng_Latn")
     (tmp_path / "eng_Latn" / "test.tsv").write_text("index_id\tcategory\ttext\n", encoding="utf-8")
     with pytest.raises(DataError, match="has a header but no SIB-200 rows"):

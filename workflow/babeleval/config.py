@@ -219,7 +219,8 @@ def check_local_data(grid: Grid, root: str | Path = ".") -> None:
     without a download; their rows are checked by the prepare_data job, which every
     generation job of that task waits for.
     """
-    from .render import continuations, prompt_variables, target_variables
+    from .fewshot import check_pool
+    from .render import check_query, continuations, prompt_variables, target_variables
 
     for task in grid.tasks.values():
         if task.source["kind"] != "local":
@@ -227,18 +228,22 @@ def check_local_data(grid: Grid, root: str | Path = ".") -> None:
         module = get_task(task.name)
         needed = list(task.languages) + [lang for name in task.templates for lang in task.fewshot_languages(name)]
         first_item = None
+        pools: dict[str, int] = {}  # rows exemplars can be drawn from, per language
         for language in dict.fromkeys(needed):
             items = module.load(task.source, language, root, options=task.options)  # DataError: file and row
             first_item = first_item or (items[0] if items else None)
+            pools[language] = len(items)
             if getattr(module, "FEWSHOT_PART", None):
-                module.load(task.source, language, root, part="fewshot", options=task.options)
+                pools[language] = len(module.load(task.source, language, root, part="fewshot", options=task.options))
         if first_item is None:
             raise DataError(f"{grid.source_file}: tasks.{task.name}: the local data has no items")
-        for template in task.templates.values():
+        for name, template in task.templates.items():
+            for language in task.fewshot_languages(name) or task.languages:
+                check_pool(template, pools[language], f"{task.name} {language}")
             # Strict undefined variables: a misspelt field fails here, naming the template file and key.
             variables = prompt_variables(first_item, template)
             template.render_preamble(variables)
-            template.render_prompt(variables)
+            check_query(template, template.render_prompt(variables), first_item["id"])
             template.render_target(target_variables(first_item, template))
             if template.mode == "loglikelihood" and "choices" in first_item:
                 continuations(template, first_item)

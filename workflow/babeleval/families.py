@@ -37,6 +37,18 @@ DEFAULT_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
     "math": {"generate": ("acc", "parse_failure_rate")},
 }
 
+# What a template of a family and mode may report (its ``metrics:``): the defaults and what else the
+# family's scored records support. acc_norm needs log-likelihoods; accuracy means nothing for a translation.
+_CHOICE_METRICS = {"loglikelihood": ("acc", "acc_norm", "balanced_acc", "macro_f1"),
+                   "generate": ("acc", "balanced_acc", "macro_f1", "parse_failure_rate")}
+APPLICABLE_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
+    "multiple_choice": _CHOICE_METRICS,
+    "classification": _CHOICE_METRICS,
+    "extractive_qa": {"generate": ("exact_match", "f1", "acc", "parse_failure_rate")},
+    "translation": {"generate": ("bleu", "chrf", "parse_failure_rate")},
+    "math": {"generate": ("acc", "parse_failure_rate")},
+}
+
 # What a family's generate templates may parse with (parser kinds).
 PARSER_KINDS = {
     "multiple_choice": ("letter", "label"),
@@ -64,6 +76,11 @@ def check_template(family: str, template: Template) -> str | None:
         if kind not in PARSER_KINDS[family]:
             return (f"parser '{template.parser}' reads a {kind}; a {family} task needs one that reads "
                     f"{' or '.join(PARSER_KINDS[family])}")
+    allowed = APPLICABLE_METRICS[family][template.mode]
+    wrong = [name for name in template.metrics or () if name not in allowed]
+    if wrong:
+        return (f"metric{'s' if len(wrong) > 1 else ''} {', '.join(wrong)} cannot be computed for a {family} task "
+                f"in mode '{template.mode}' (it can report: {', '.join(allowed)})")
     return None
 
 
@@ -135,7 +152,22 @@ SCORERS = {
 
 
 def score_record(family: str, record: dict[str, Any], template: Template) -> dict[str, Any]:
-    return SCORERS[family](record, template)
+    scored = SCORERS[family](record, template)
+    if record.get("question_cut"):
+        scored.update(question_cut(record, scored))
+    return scored
+
+
+def question_cut(record: dict[str, Any], scored: dict[str, Any]) -> dict[str, Any]:
+    """An item whose own question was cut to fit the model's context: a failure with its reason, never scored."""
+    reason = (f"question cut: the prompt did not fit the model's context and the {record.get('truncated_tokens')} "
+              "tokens cut from its left reached the item's own question")
+    failed = {"prediction": None, "parsed": False, "parse_error": reason,
+              "correct": None if scored["correct"] is None else False}
+    for key, value in (("prediction_norm", None), ("correct_norm", False), ("exact_match", 0.0), ("f1", 0.0)):
+        if key in scored:
+            failed[key] = value
+    return failed
 
 
 def signatures(family: str, metric_names: tuple[str, ...]) -> dict[str, str]:

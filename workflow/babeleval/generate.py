@@ -56,9 +56,15 @@ def _payload(mode: str, request: dict[str, Any], messages: list[dict[str, str]] 
     return {"prompt": request["prompt"]}
 
 
+def _truncation(result: Any) -> dict[str, Any]:
+    """A prompt cut to fit the model is recorded (scoring counts it; a cut question fails its item)."""
+    cut = getattr(result, "truncated_tokens", 0)
+    return {"truncated_tokens": cut, "question_cut": result.question_cut} if cut else {}
+
+
 def _ll_record(result: Any) -> dict[str, Any]:
     record = {"loglikelihoods": result.logprobs, "greedy": result.greedy, "continuation_tokens": result.n_tokens,
-              "prompt_tokens": result.n_context_tokens}
+              "prompt_tokens": result.n_context_tokens, **_truncation(result)}
     if result.rendered_prompt is not None:
         record["rendered_prompt"] = result.rendered_prompt
     return record
@@ -66,7 +72,8 @@ def _ll_record(result: Any) -> dict[str, Any]:
 
 def _gen_record(result: Any) -> dict[str, Any]:
     record = {"response": result.text, "prompt_tokens": result.n_prompt_tokens,
-              "completion_tokens": result.n_completion_tokens, "finish_reason": result.finish_reason}
+              "completion_tokens": result.n_completion_tokens, "finish_reason": result.finish_reason,
+              **_truncation(result)}
     if result.rendered_prompt is not None:
         record["rendered_prompt"] = result.rendered_prompt
     return record
@@ -79,10 +86,10 @@ def _decoding(settings: dict[str, Any]) -> Decoding:
 
 def _backend_requests(mode: str, settings: dict[str, Any], requests: list[tuple[dict, list | None]]) -> list:
     if mode == "loglikelihood":
-        return [LoglikelihoodRequest(r["prompt"], tuple(r["continuations"]), tuple(m) if m else None)
+        return [LoglikelihoodRequest(r["prompt"], tuple(r["continuations"]), tuple(m) if m else None, r.get("query"))
                 for r, m in requests]
-    return [GenerationRequest(r["prompt"], settings["max_new_tokens"], tuple(settings["stop"]), tuple(m) if m else None)
-            for r, m in requests]
+    return [GenerationRequest(r["prompt"], settings["max_new_tokens"], tuple(settings["stop"]), tuple(m) if m else None,
+                              r.get("query")) for r, m in requests]
 
 
 def _compute(backend: Backend, mode: str, settings: dict[str, Any], requests: list[tuple[dict, list | None]]

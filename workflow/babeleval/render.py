@@ -10,8 +10,8 @@ from __future__ import annotations
 import random
 from typing import Any, Sequence
 
-from .errors import DataError
-from .fewshot import first_exemplars, random_exemplars, stratified_exemplars
+from .errors import DataError, TemplateError
+from .fewshot import check_pool, first_exemplars, random_exemplars, stratified_exemplars
 from .parsers import LETTERS
 from .templates import Template
 
@@ -54,10 +54,23 @@ def target_variables(item: dict[str, Any], template: Template | None = None) -> 
 
 def continuations(template: Template, item: dict[str, Any]) -> list[str]:
     base = prompt_variables(item, template)
-    return [
+    texts = [
         template.render_continuation({**base, "choice": choice, "letter": base["letters"][index], "index": index})
         for index, choice in enumerate(base["choices"])
     ]
+    empty = [index for index, text in enumerate(texts) if not text]
+    if empty:  # nothing to score: every model would give it log-probability 0
+        raise TemplateError(f"{template.path}: 'continuation' renders to an empty text for choice "
+                            f"{base['letters'][empty[0]]} of item {item['id']}")
+    return texts
+
+
+def check_query(template: Template, query: str, item_id: Any) -> str:
+    """The item's own part of the prompt; one that renders to nothing (or only spaces) stops the run."""
+    if not query.strip():
+        raise TemplateError(f"{template.path}: 'prompt' renders to an empty text for item {item_id}: "
+                            "nothing would be asked")
+    return query
 
 
 def shuffled(items: Sequence[dict[str, Any]], seed: int | None) -> list[dict[str, Any]]:
@@ -86,6 +99,8 @@ def build_requests(
     JGLUE's harness does with 42.
     """
     fewshot = template.fewshot
+    if fewshot.n:
+        check_pool(template, len(pool), f"language {pool[0]['language']}" if pool else "no rows")
     fixed: list[dict[str, Any]] | None = None
     if fewshot.n and fewshot.sampler == "first":
         fixed = first_exemplars(fewshot, pool)
@@ -111,7 +126,7 @@ def build_requests(
         preamble = template.render_preamble(variables)
         turns = [{"user": template.render_prompt(prompt_variables(ex, template)),
                   "assistant": template.render_target(target_variables(ex, template))} for ex in exemplars]
-        query = template.render_prompt(variables)
+        query = check_query(template, template.render_prompt(variables), item["id"])
         prompt = preamble + fewshot.separator.join([*(t["user"] + t["assistant"] for t in turns), query])
         request = {
             "id": item["id"],

@@ -53,6 +53,13 @@ def check_records(records: list[dict[str, Any]], where: str, template: Template,
                             "file: delete it to have it generated again)")
 
 
+def fewshot_shown(template: Template, records: list[dict[str, Any]]) -> dict[str, int]:
+    """Exemplars asked for and shown: fewer only where the template allows it (``fewshot.allow_fewer``)."""
+    shown = [len(r.get("exemplar_ids") or ()) for r in records]
+    n = template.fewshot.n
+    return {"asked": n, "fewest_shown": min(shown, default=n), "items_shown_fewer": sum(k < n for k in shown)}
+
+
 def score_files(*, generations: str, template_task: str, template_name: str, raw_out: str, scores_out: str,
                 labels: dict[str, str], metric_options: dict[str, Any] | None = None,
                 provenance: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -71,6 +78,10 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
         "n": len(scored),
         "metrics": metrics,
         "parse_failures": sum(not r["parsed"] for r in scored),
+        # prompts cut from the left to fit the model's context, and of those the ones cut into the question
+        # (those items failed: families.question_cut)
+        "truncated_prompts": sum(bool(r.get("truncated_tokens")) for r in scored),
+        "questions_cut": sum(bool(r.get("question_cut")) for r in scored),
         "template_sha256": template.sha256,
         "mode": template.mode,
         "parser": template.parser,
@@ -79,6 +90,8 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
         "model_fingerprint": first.get("model_fingerprint"),
         **({"provenance": provenance} if provenance is not None else {}),  # babeleval.provenance.for_scores
     }
+    if template.fewshot.n:
+        summary["fewshot"] = fewshot_shown(template, scored)
     if signatures:
         summary["signatures"] = signatures
     write_json(scores_out, summary)

@@ -10,7 +10,9 @@ Keys: ``mode`` (loglikelihood | generate); ``prompt`` (one item) and ``target``
 (an exemplar's answer, appended after its prompt); ``preamble`` (text before
 the exemplars, rendered once: JGLUE's task description or a chat wrapper);
 ``fewshot`` (``n``, ``sampler``: random | first | stratified, ``language``,
-``separator`` between exemplars and before the item); ``continuation`` (the text
+``separator`` between exemplars and before the item, ``allow_fewer``: true where
+the protocol accepts fewer exemplars than ``n`` when the pool is smaller, which
+the score file then records; otherwise that stops the run); ``continuation`` (the text
 scored for each choice, loglikelihood only); ``choices`` (the words a
 classification task's labels are shown and scored as, in the task's label
 order: JNLI's 含意/矛盾/中立); ``generation`` and ``parser`` (generate only);
@@ -84,7 +86,7 @@ _FILE_NODES = (jinja2.nodes.Include, jinja2.nodes.Import, jinja2.nodes.FromImpor
 
 _TOP_KEYS = {"description", "reference", "mode", "fewshot", "preamble", "prompt", "target", "continuation", "choices",
              "generation", "parser", "metrics"}
-_FEWSHOT_KEYS = {"n", "sampler", "language", "separator"}
+_FEWSHOT_KEYS = {"n", "sampler", "language", "separator", "allow_fewer"}
 _GENERATION_KEYS = {"decoding", "max_new_tokens", "stop"}
 
 
@@ -94,6 +96,7 @@ class FewShot:
     sampler: str = "random"
     language: str | None = None  # draw exemplars from this language instead of the item's own
     separator: str = "\n\n"
+    allow_fewer: bool = False  # a pool smaller than n gives fewer exemplars (recorded) instead of an error
 
 
 @dataclass(frozen=True)
@@ -211,6 +214,8 @@ def _from_spec(task: str, name: str, path: Path, spec: dict, digest: str) -> Tem
     fewshot = FewShot(**fewshot_spec)
     if not isinstance(fewshot.n, int) or fewshot.n < 0:
         raise TemplateError(f"{path}: fewshot.n must be a whole number >= 0")
+    if not isinstance(fewshot.allow_fewer, bool):
+        raise TemplateError(f"{path}: fewshot.allow_fewer must be true or false")
     if fewshot.sampler not in SAMPLERS:
         raise TemplateError(f"{path}: fewshot.sampler '{fewshot.sampler}' is not one of {', '.join(SAMPLERS)}")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 
 @dataclass(frozen=True)
@@ -12,6 +12,7 @@ class LoglikelihoodRequest:
     context: str
     continuations: tuple[str, ...]
     messages: tuple[dict[str, str], ...] | None = None  # chat models: the conversation the context stands for
+    query: str | None = None  # the item's own part at the end of the context (after the exemplars)
 
 
 @dataclass(frozen=True)
@@ -21,6 +22,8 @@ class LoglikelihoodResult:
     n_tokens: list[int]            # tokens in each continuation
     n_context_tokens: int
     rendered_prompt: str | None = None  # chat models rendered locally: the exact text the model saw
+    truncated_tokens: int = 0      # context tokens cut from the left to fit the model (see keep_last)
+    question_cut: bool = False     # the cut reached the item's own question
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,7 @@ class GenerationRequest:
     max_new_tokens: int
     stop: tuple[str, ...] = ()
     messages: tuple[dict[str, str], ...] | None = None  # chat models: the conversation the prompt stands for
+    query: str | None = None  # the item's own part at the end of the prompt (after the exemplars)
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,25 @@ class GenerationResult:
     n_completion_tokens: int
     finish_reason: str             # "stop" (stop sequence or end of text) or "length"
     rendered_prompt: str | None = None  # chat models rendered locally: the exact text the model saw
+    truncated_tokens: int = 0      # prompt tokens cut from the left to fit the model (see keep_last)
+    question_cut: bool = False     # the cut reached the item's own question
+
+
+def keep_last(ids: list[int], budget: int, question_tokens: Callable[[], int]) -> tuple[list[int], int, bool]:
+    """A prompt cut from the left to its last ``budget`` tokens, how many were cut, and whether the cut reached
+    the question.
+
+    Local backends cut a prompt longer than the model's context from the left, as lm-eval does, so the
+    exemplars go first; the record says so. The question counts as cut when fewer tokens are kept than it
+    encodes to on its own (``question_tokens``, called only when something is cut): then the model never saw
+    what it is scored on.
+    """
+    budget = max(budget, 1)
+    cut = max(0, len(ids) - budget)
+    if not cut:
+        return ids, 0, False
+    kept = ids[-budget:]
+    return kept, cut, len(kept) < question_tokens()
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from ..errors import BackendError
 from . import chat
 from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodRequest,
-                   LoglikelihoodResult)
+                   LoglikelihoodResult, keep_last)
 
 log = logging.getLogger(__name__)
 
@@ -137,15 +137,17 @@ class HFBackend:
 
     @torch.inference_mode()
     def _loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
-        encoded = []
+        encoded, cuts = [], []
         for request in requests:
             context_ids, conts = self.encode_request(request.context, request.continuations)
             if not context_ids:  # a tokenizer that encodes a non-empty context to nothing
                 context_ids = [self.tokenizer.eos_token_id]
             if any(not cont for cont in conts):
                 raise BackendError(f"a continuation encodes to no tokens after context {request.context[-40:]!r}")
-            budget = self.max_length - max(len(c) for c in conts)
-            encoded.append((context_ids[-budget:], conts))
+            kept, cut, question_cut = keep_last(context_ids, self.max_length - max(len(c) for c in conts),
+                                                lambda: self.question_tokens(request.query))
+            encoded.append((kept, conts))
+            cuts.append((cut, question_cut))
         trees = sorted((self._tree(row, encoded) for row in self._rows(encoded)), key=lambda t: -len(t.tokens))
         logprobs = [[0.0] * len(conts) for _, conts in encoded]
         greedy = [[False] * len(conts) for _, conts in encoded]
@@ -156,8 +158,13 @@ class HFBackend:
                 for item, k, lp, is_greedy in self._packed_logprobs(batch):
                     logprobs[item][k], greedy[item][k] = lp, is_greedy
                 batch = []
-        return [LoglikelihoodResult(lps, gs, [len(c) for c in conts], len(ctx))
-                for (ctx, conts), lps, gs in zip(encoded, logprobs, greedy)]
+        return [LoglikelihoodResult(lps, gs, [len(c) for c in conts], len(ctx), truncated_tokens=cut,
+                                    question_cut=question_cut)
+                for (ctx, conts), lps, gs, (cut, question_cut) in zip(encoded, logprobs, greedy, cuts)]
+
+    def question_tokens(self, query: str | None) -> int:
+        """Tokens the item's own question encodes to (0 when the request does not say which part it is)."""
+        return len(self.tokenizer(query, add_special_tokens=False)["input_ids"]) if query else 0
 
     # Items whose contexts share at least this fraction of their tokens (a passage asked about twice,
     # a few-shot prefix) are packed into one row, up to this many items a row.
@@ -321,8 +328,9 @@ class HFBackend:
     def _generate_batch(self, requests: list[GenerationRequest], encoded: list[list[int]],
                         decoding: Decoding) -> list[GenerationResult]:
         max_new = max(r.max_new_tokens for r in requests)
-        budget = self.max_length - max_new
-        encoded = [ids[-budget:] for ids in encoded]
+        kept = [keep_last(ids, self.max_length - max_new, lambda r=r: self.question_tokens(r.query))
+                for ids, r in zip(encoded, requests)]
+        encoded = [ids for ids, _, _ in kept]
         width = max(map(len, encoded))
         ids = torch.full((len(encoded), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(encoded), width), dtype=torch.long)
@@ -354,5 +362,6 @@ class HFBackend:
             if cut:
                 text = text[: min(cut)]
             finish = "stop" if cut or ended else "length"
-            results.append(GenerationResult(text, len(encoded[row]), len(new), finish))
+            results.append(GenerationResult(text, len(encoded[row]), len(new), finish, truncated_tokens=kept[row][1],
+                                            question_cut=kept[row][2]))
         return results

@@ -26,7 +26,7 @@ from typing import Any, Sequence
 from ..errors import BackendError
 from . import chat
 from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodRequest,
-                   LoglikelihoodResult)
+                   LoglikelihoodResult, keep_last)
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +100,10 @@ class VLLMBackend:
         whole = self.encode(context + continuation)
         return context_ids, whole[len(context_ids):]
 
+    def question_tokens(self, query: str | None) -> int:
+        """Tokens the item's own question encodes to (0 when the request does not say which part it is)."""
+        return len(self.tokenizer(query, add_special_tokens=False)["input_ids"]) if query else 0
+
     def render(self, messages: Sequence[dict[str, str]] | None, plain: str) -> str:
         if self.chat_template is None:
             return plain
@@ -127,14 +131,16 @@ class VLLMBackend:
         if not requests:
             return []
         rendered = [self.render(r.messages, r.prompt) for r in requests]
-        prompts, params = [], []
+        prompts, params, cuts = [], [], []
         for request, text in zip(requests, rendered):
-            ids = self.encode(text)[-(self.max_length - request.max_new_tokens):]
+            ids, cut, question_cut = keep_last(self.encode(text), self.max_length - request.max_new_tokens,
+                                               lambda: self.question_tokens(request.query))
+            cuts.append((cut, question_cut))
             prompts.append({"prompt_token_ids": ids})
             params.append(self.sampling_params(request, decoding, ids))
         outputs = self.llm.generate(prompts, params, use_tqdm=False)
         results = []
-        for request, text, prompt, output in zip(requests, rendered, prompts, outputs):
+        for request, text, prompt, output, (cut, question_cut) in zip(requests, rendered, prompts, outputs, cuts):
             completion = output.outputs[0]
             response = completion.text
             cut = [response.index(s) for s in request.stop if s in response]
@@ -142,7 +148,8 @@ class VLLMBackend:
                 response = response[: min(cut)]
             finish = "stop" if cut else ("length" if completion.finish_reason == "length" else "stop")
             results.append(GenerationResult(response, len(prompt["prompt_token_ids"]), len(completion.token_ids),
-                                            finish, text if self.chat_template is not None else None))
+                                            finish, text if self.chat_template is not None else None,
+                                            truncated_tokens=cut, question_cut=question_cut))
         return results
 
     # -- log-likelihood ---------------------------------------------------------------------------
@@ -150,12 +157,16 @@ class VLLMBackend:
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
         if not requests:
             return []
-        prompts, spans, contexts = [], [], []
+        prompts, spans, contexts, cuts = [], [], [], []
         rendered = [self.render(r.messages, r.context) for r in requests]
         for request, text in zip(requests, rendered):
             pairs = [self.encode_pair(text, cont) for cont in request.continuations]
             context_ids = pairs[0][0] or [self.tokenizer.eos_token_id]
             contexts.append(len(context_ids))
+            longest = max(len(cont) for _, cont in pairs)
+            _, cut, question_cut = keep_last(context_ids, self.max_length - longest,
+                                             lambda: self.question_tokens(request.query))
+            cuts.append((cut, question_cut))
             for _, cont in pairs:
                 if not cont:
                     raise BackendError(f"a continuation encodes to no tokens after context {text[-40:]!r}")
@@ -178,9 +189,10 @@ class VLLMBackend:
                                      else max(entry, key=lambda t: entry[t].logprob) == token)
             scored.append((total, greedy, len(cont)))
         results, k = [], 0
-        for request, text, n_context in zip(requests, rendered, contexts):
+        for request, text, n_context, (cut, question_cut) in zip(requests, rendered, contexts, cuts):
             n = len(request.continuations)
             part, k = scored[k:k + n], k + n
             results.append(LoglikelihoodResult([s[0] for s in part], [s[1] for s in part], [s[2] for s in part],
-                                               n_context, text if self.chat_template is not None else None))
+                                               n_context, text if self.chat_template is not None else None,
+                                               truncated_tokens=cut, question_cut=question_cut))
         return results

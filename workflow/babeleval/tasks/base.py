@@ -78,11 +78,3 @@ class Task:
              options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         raise NotImplementedError
 
-
-def check_unique(items: list[dict[str, Any]], where: str) -> list[dict[str, Any]]:
-    seen: dict[str, int] = {}
-    for number, item in enumerate(items, start=1):
-        if item["id"] in seen:
-            raise DataError(f"{where}: row {number}: duplicate id {item['id']!r} (already at row {seen[item['id']]})")
-        seen[item["id"]] = number
-    return items

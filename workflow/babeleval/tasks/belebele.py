@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import DataError
 from .sources import read_hub, read_local_jsonl
+from .validate import check_unique, require_fields, require_text
 
 NAME = "belebele"
 FAMILY = "multiple_choice"
@@ -53,25 +54,13 @@ def load(source: dict[str, Any], language: str, root: str | Path = ".", part: st
 
 
 def to_items(rows: list[dict[str, Any]], language: str, where: str) -> list[dict[str, Any]]:
-    items, seen = [], {}
-    for number, row in enumerate(rows, start=1):
-        item = _to_item(row, language, f"{where}: row {number}")
-        if item["id"] in seen:
-            raise DataError(f"{where}: row {number}: duplicate item (link, question_number) "
-                            f"already at row {seen[item['id']]}: {item['id']}")
-        seen[item["id"]] = number
-        items.append(item)
-    return items
+    items = [_to_item(row, language, f"{where}: row {number}") for number, row in enumerate(rows, start=1)]
+    return check_unique(items, where, what="item (link, question_number)")
 
 
 def _to_item(row: dict[str, Any], language: str, where: str) -> dict[str, Any]:
-    missing = [key for key in FIELDS if key not in row or row[key] is None]
-    if missing:
-        raise DataError(f"{where}: missing field{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
-    texts = ["flores_passage", "question", "mc_answer1", "mc_answer2", "mc_answer3", "mc_answer4"]
-    empty = [key for key in texts if not isinstance(row[key], str) or not row[key].strip()]
-    if empty:
-        raise DataError(f"{where}: empty or non-text field{'s' if len(empty) > 1 else ''} {', '.join(empty)}")
+    require_fields(row, FIELDS, where)
+    require_text(row, ("flores_passage", "question", "mc_answer1", "mc_answer2", "mc_answer3", "mc_answer4"), where)
     answer = str(row["correct_answer_num"]).strip()
     if answer not in {"1", "2", "3", "4"}:
         raise DataError(f"{where}: correct_answer_num must be \"1\"..\"4\", got {row['correct_answer_num']!r}")

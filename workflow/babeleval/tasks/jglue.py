@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
-from .base import Task, check_unique
-from .sources import read_hub, read_json_records, require_fields, require_text
+from .base import Task
+from .sources import read_hub, read_json_records, read_text
+from .validate import check_unique, label_index, require_fields, require_list, require_text, shown
 
 JAPANESE = ("jpn_Jpan",)
 
@@ -83,12 +84,7 @@ class JCommonsenseQA(JGLUETask):
     def to_item(self, row, language, where, number):
         require_fields(row, self.FIELDS, where)
         require_text(row, ("question", "choice0", "choice1", "choice2", "choice3", "choice4"), where)
-        try:
-            label = int(row["label"])
-        except (TypeError, ValueError):
-            label = -1
-        if not 0 <= label <= 4:
-            raise DataError(f"{where}: label must be 0-4, got {row['label']!r}")
+        label = label_index(row["label"], 5, where, "label")
         return {"id": str(row["q_id"]), "task": self.NAME, "language": language, "group": str(row["q_id"]),
                 "question": row["question"], "choices": [row[f"choice{k}"] for k in range(5)], "answer": label}
 
@@ -98,13 +94,13 @@ class LabelTask(JGLUETask):
     LABELS: tuple[str, ...] = ()
 
     def label_index(self, value: Any, where: str) -> int:
-        if isinstance(value, bool):
-            value = str(value)
-        if isinstance(value, int) and 0 <= value < len(self.LABELS):
+        """The official files name the label, the hub copy gives its index: either, exactly, is read."""
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(self.LABELS):
             return value
         if isinstance(value, str) and value.strip() in self.LABELS:
             return self.LABELS.index(value.strip())
-        raise DataError(f"{where}: label must be one of {', '.join(self.LABELS)} (or its index), got {value!r}")
+        raise DataError(f"{where}: label must be one of {', '.join(self.LABELS)} (or its index "
+                        f"0-{len(self.LABELS) - 1}), got {shown(value)}")
 
 
 class JNLI(LabelTask):
@@ -149,17 +145,20 @@ def squad_rows(document: Any, where: str) -> list[dict[str, Any]]:
     rows = []
     for a, article in enumerate(document["data"]):
         at = f"{where}: data[{a}]"
-        if not isinstance(article, dict) or "paragraphs" not in article:
-            raise DataError(f"{at}: missing field paragraphs")
+        require_fields(article, ("paragraphs",), at)
         title = article.get("title", "")
-        for p, paragraph in enumerate(article["paragraphs"]):
+        for p, paragraph in enumerate(require_list(article["paragraphs"], at, "paragraphs", "objects")):
             pt = f"{at}.paragraphs[{p}]"
             require_fields(paragraph, ("context", "qas"), pt)
-            for q, qa in enumerate(paragraph["qas"]):
+            for q, qa in enumerate(require_list(paragraph["qas"], pt, "qas", "objects")):
                 qt = f"{pt}.qas[{q}]"
                 require_fields(qa, ("id", "question", "answers"), qt)
-                answers = qa["answers"]
-                texts = [ans.get("text") for ans in answers] if isinstance(answers, list) else None
+                texts = []
+                for n, answer in enumerate(require_list(qa["answers"], qt, "answers", "{text, answer_start} objects")):
+                    if not isinstance(answer, dict):
+                        raise DataError(f"{qt}: answers[{n}] must be an object {{text, answer_start}}, "
+                                        f"got {shown(answer)}")
+                    texts.append(answer.get("text"))
                 rows.append({"id": qa["id"], "title": title, "context": paragraph["context"],
                              "question": qa["question"], "answers": texts, "is_impossible": qa.get("is_impossible"),
                              "_where": qt})
@@ -170,10 +169,7 @@ class SQuADTask(JGLUETask):
     FAMILY = "extractive_qa"
 
     def read_local(self, path: Path) -> list[dict[str, Any]]:
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
+        text = read_text(path)
         if not text.strip():
             raise DataError(f"{path}: the file is empty (no {self.NAME} rows)")
         try:
@@ -193,10 +189,11 @@ class SQuADTask(JGLUETask):
             where = str(files[0]) if len(files) == 1 else f"{files[0].parent}/*.json"
         else:
             rows, where = self.rows(source, language, root, part)
-        items = []
+        items, places = [], []
         for number, row in enumerate(rows, start=1):
-            items.append(self.to_item(row, language, row.pop("_where", f"{where}: row {number}"), number))
-        return check_unique(items, where)
+            places.append(row.pop("_where", f"{where}: row {number}").removeprefix(f"{where}: "))
+            items.append(self.to_item(row, language, f"{where}: {places[-1]}", number))
+        return check_unique(items, where, places=places)
 
     def to_item(self, row, language, where, number):
         require_fields(row, ("id", "context", "question", "answers"), where)
@@ -204,7 +201,8 @@ class SQuADTask(JGLUETask):
         if isinstance(answers, dict):  # the Hugging Face layout: {text: [...], answer_start: [...]}
             answers = answers.get("text")
         if not isinstance(answers, list) or not answers or not all(isinstance(a, str) and a.strip() for a in answers):
-            raise DataError(f"{where}: answers must be a non-empty list of non-empty texts")
+            raise DataError(f"{where}: answers must be a non-empty list of answers with non-empty texts, "
+                            f"got {shown(row['answers'])}")
         require_text(row, ("context", "question"), where)
         context = row["context"].split("[SEP]")[-1].strip()  # the HF copy prefixes "<title> [SEP] "
         title = row.get("title") or (row["context"].split("[SEP]")[0].strip() if "[SEP]" in row["context"] else "")

@@ -6,6 +6,7 @@ and CPU jobs never pay for it.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -46,15 +47,22 @@ def read_hub(source: dict[str, Any], config: str, split: str, language: str) -> 
 # -- more official file formats --------------------------------------------------------------------
 
 
+def read_text(path: Path) -> str:
+    """A file's text; bytes that are not UTF-8 stop with the line they are on (a byte-order mark is dropped)."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
+        line = raw[:exc.start].count(b"\n") + 1
+        raise DataError(f"{path}: line {line}: not valid UTF-8 (byte {exc.start - line_start + 1} of the line)") from None
+
+
 def read_json_records(path: Path, what: str) -> list[dict[str, Any]]:
     """A file of JSON records: a JSON array, or JSON Lines (JGLUE's and uhura's ``.json`` files are JSON Lines)."""
     if not path.is_file():
         raise DataError(f"{path}: no {what} file")
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
+    text = read_text(path)
     if not text.strip():
         raise DataError(f"{path}: the file is empty (no {what} rows)")
     if text.lstrip().startswith("["):
@@ -64,6 +72,8 @@ def read_json_records(path: Path, what: str) -> list[dict[str, Any]]:
             rows = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DataError(f"{path}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+        if not isinstance(rows, list):
+            raise DataError(f"{path}: expected a JSON array of objects or JSON Lines")
         bad = [i for i, row in enumerate(rows, start=1) if not isinstance(row, dict)]
         if bad:
             raise DataError(f"{path}: row {bad[0]}: expected a JSON object")
@@ -77,30 +87,39 @@ def read_json_records(path: Path, what: str) -> list[dict[str, Any]]:
 def read_tsv(path: Path, what: str, columns: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
     """Rows of a TSV file: with a header line, or with ``columns`` for a file without one (MGSM).
 
-    Read with the csv module without quoting, so quotes inside questions stay as they are.
+    Read with the csv module without quoting, so quotes inside questions stay as they are; each row
+    keeps its line number under ``LINE`` (see ``place``) so that a bad value is reported on its line.
     """
     import csv
 
     if not path.is_file():
         raise DataError(f"{path}: no {what} file")
-    with path.open(encoding="utf-8-sig", newline="") as handle:
-        reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-        lines = [row for row in reader if row and any(cell.strip() for cell in row)]
+    reader = csv.reader(io.StringIO(read_text(path), newline=""), delimiter="\t", quoting=csv.QUOTE_NONE)
+    lines = [(reader.line_num, cells) for cells in reader if cells and any(cell.strip() for cell in cells)]
     if not lines:
         raise DataError(f"{path}: the file is empty (no {what} rows)")
     if columns is None:
-        header, lines, first = lines[0], lines[1:], 2
+        header, lines = lines[0][1], lines[1:]
     else:
-        header, first = list(columns), 1
+        header = list(columns)
     rows = []
-    for number, cells in enumerate(lines, start=first):
+    for number, cells in lines:
         if len(cells) != len(header):
             raise DataError(f"{path}: line {number}: expected {len(header)} tab-separated fields "
                             f"({', '.join(header)}), got {len(cells)}")
-        rows.append(dict(zip(header, cells)))
+        rows.append({**dict(zip(header, cells)), LINE: number})
     if not rows:
         raise DataError(f"{path}: the file has a header but no {what} rows")
     return rows
+
+
+# The key under which a row read from a text file keeps its line number.
+LINE = "_line"
+
+
+def place(row: dict[str, Any], number: int) -> str:
+    """Where a row is, for messages: its line where the file's reader kept it, else its row number."""
+    return f"line {row.pop(LINE)}" if LINE in row else f"row {number}"
 
 
 def read_table(path: Path, what: str) -> list[dict[str, Any]]:
@@ -115,7 +134,10 @@ def read_table(path: Path, what: str) -> list[dict[str, Any]]:
     import pandas as pd
 
     try:
-        frame = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame = pd.read_parquet(path) if suffix == ".parquet" else \
+            pd.read_csv(io.StringIO(read_text(path)), dtype=str, keep_default_na=False)
+    except DataError:
+        raise
     except Exception as exc:  # pandas raises many kinds
         raise DataError(f"{path}: cannot read the {what} table ({exc})") from None
     if frame.empty:
@@ -131,14 +153,3 @@ def find_file(directory: Path, patterns: list[str], what: str, language: str) ->
             return found[0]
     raise DataError(f"{directory}: no {what} file for language '{language}' (looked for {', '.join(patterns)})")
 
-
-def require_fields(row: dict[str, Any], fields: tuple[str, ...], where: str) -> None:
-    missing = [key for key in fields if key not in row or row[key] is None]
-    if missing:
-        raise DataError(f"{where}: missing field{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
-
-
-def require_text(row: dict[str, Any], fields: tuple[str, ...], where: str) -> None:
-    empty = [key for key in fields if not isinstance(row.get(key), str) or not row[key].strip()]
-    if empty:
-        raise DataError(f"{where}: empty or non-text field{'s' if len(empty) > 1 else ''} {', '.join(empty)}")

@@ -47,10 +47,10 @@ from typing import Any
 
 from ..errors import DataError
 from ..languages import dataset_code, language_name, script_name
-from ..parsers import LETTERS, first_number
-from .base import Task, check_unique
-from .sources import (find_file, read_hub, read_json_records, read_table, read_tsv, require_fields,
-                      require_text)
+from ..parsers import LETTERS
+from .base import Task
+from .sources import find_file, place, read_hub, read_json_records, read_table, read_tsv
+from .validate import check_unique, choice_texts, flags, one_of, plain_number, require_fields, require_text
 
 
 def _rows(task: Task, source: dict[str, Any], files: list[Path], reader, config: str, split: str,
@@ -92,9 +92,7 @@ class GlobalMMLU(Task):
             at = f"{where}: row {number}"
             require_fields(row, self.FIELDS, at)
             require_text(row, ("question", "option_a", "option_b", "option_c", "option_d"), at)
-            answer = str(row["answer"]).strip().upper()
-            if answer not in ("A", "B", "C", "D"):
-                raise DataError(f"{at}: answer must be a letter A-D, got {row['answer']!r}")
+            answer = one_of(row["answer"], ("A", "B", "C", "D"), at, "answer")
             items.append({"id": str(row["sample_id"]), "task": self.NAME, "language": language,
                           "group": str(row["sample_id"]), "subject": str(row["subject"]),
                           "question": row["question"],
@@ -124,19 +122,14 @@ class UhuraARC(Task):
             require_fields(row, ("id", "question", "choices", "answerKey"), at)
             require_text(row, ("question",), at)
             choices = row["choices"]
-            if not isinstance(choices, dict) or not isinstance(choices.get("text"), list) \
-                    or not isinstance(choices.get("label"), list) or len(choices["text"]) != len(choices["label"]):
-                raise DataError(f"{at}: choices must be {{text: [...], label: [...]}} of equal length")
-            if not 2 <= len(choices["text"]) <= len(LETTERS) or not all(isinstance(t, str) and t.strip()
-                                                                        for t in choices["text"]):
-                raise DataError(f"{at}: choices.text must hold 2 or more non-empty texts")
-            labels = [str(label).strip() for label in choices["label"]]
-            key = str(row["answerKey"]).strip()
-            if key not in labels:
-                raise DataError(f"{at}: answerKey {key!r} is not among the choice labels {labels}")
+            require_fields(choices, ("text", "label"), f"{at}: choices")
+            texts = choice_texts(choices["text"], at, "choices.text", maximum=len(LETTERS))
+            labels = choice_texts(choices["label"], at, "choices.label", maximum=len(LETTERS))
+            if len(labels) != len(texts) or len(set(labels)) != len(labels):
+                raise DataError(f"{at}: choices.label must name each of the {len(texts)} choices once, got {labels}")
+            key = one_of(row["answerKey"], labels, at, "answerKey")
             items.append({"id": str(row["id"]), "task": self.NAME, "language": language, "group": str(row["id"]),
-                          "question": row["question"], "choices": list(choices["text"]),
-                          "answer": labels.index(key)})
+                          "question": row["question"], "choices": texts, "answer": labels.index(key)})
         return check_unique(items, where)
 
 
@@ -162,19 +155,19 @@ class UhuraTruthfulQA(Task):
             require_fields(row, ("question", "mc1_targets"), at)
             require_text(row, ("question",), at)
             targets = row["mc1_targets"]
-            if not isinstance(targets, dict) or not isinstance(targets.get("choices"), list) \
-                    or not isinstance(targets.get("labels"), list) or len(targets["choices"]) != len(targets["labels"]):
-                raise DataError(f"{at}: mc1_targets must be {{choices: [...], labels: [...]}} of equal length")
-            labels = [int(label) for label in targets["labels"]]
+            require_fields(targets, ("choices", "labels"), f"{at}: mc1_targets")
+            texts = choice_texts(targets["choices"], at, "mc1_targets.choices", maximum=len(LETTERS))
+            labels = flags(targets["labels"], at, "mc1_targets.labels")
+            if len(labels) != len(texts):
+                raise DataError(f"{at}: mc1_targets.labels must hold one 0/1 per choice ({len(texts)}), "
+                                f"got {len(labels)}")
             if labels.count(1) != 1:
                 raise DataError(f"{at}: mc1_targets.labels must mark exactly one correct choice, got {labels}")
-            if not 2 <= len(labels) <= len(LETTERS):
-                raise DataError(f"{at}: mc1_targets must hold 2 to {len(LETTERS)} choices")
             order = list(range(len(labels)))
             random.Random(int(hashlib.sha256(f"truthfulqa#{number}".encode()).hexdigest()[:16], 16)).shuffle(order)
             item_id = str(row.get("id", number))
             items.append({"id": item_id, "task": self.NAME, "language": language, "group": item_id,
-                          "question": row["question"], "choices": [targets["choices"][i] for i in order],
+                          "question": row["question"], "choices": [texts[i] for i in order],
                           "answer": order.index(labels.index(1))})
         return check_unique(items, where)
 
@@ -199,12 +192,10 @@ class MGSMTask(Task):
                             lambda p: read_tsv(p, "MGSM", columns=("question", "answer_number")), code, split, language)
         items = []
         for number, row in enumerate(rows, start=1):
-            at = f"{where}: row {number}"
+            at = f"{where}: {place(row, number)}"
             require_fields(row, ("question", "answer_number"), at)
             require_text(row, ("question",), at)
-            answer = first_number(str(row["answer_number"]))
-            if answer is None:
-                raise DataError(f"{at}: answer_number is not a number: {row['answer_number']!r}")
+            answer = plain_number(row["answer_number"], at, "answer_number")
             items.append({"id": str(number), "task": self.NAME, "language": language, "group": str(number),
                           "question": row["question"], "answer": answer})
         return items
@@ -230,9 +221,13 @@ class FloresTask(Task):
             rows, where = read_table(path, "FLORES+"), str(path)
         else:
             rows, where = read_hub(source, language, split, language)
+        places = []
         for number, row in enumerate(rows, start=1):
-            require_fields(row, fields, f"{where}: row {number}")
-            require_text(row, ("text",), f"{where}: row {number}")
+            places.append(place(row, number))
+            require_fields(row, fields, f"{where}: {places[-1]}")
+            require_text(row, ("text",), f"{where}: {places[-1]}")
+        # a repeated sentence id would silently pair one of its rows with the partner's sentence
+        check_unique([{"id": str(row["id"])} for row in rows], where, places=places)
         return rows, where
 
 
@@ -266,7 +261,7 @@ class Translation(FloresTask):
                           "source_name": language_name(source_lang), "target_name": language_name(target_lang),
                           "target_script": script_name(target_lang),
                           "source_text": texts[source_lang].strip(), "answer": texts[target_lang].strip()})
-        return check_unique(items, own_where)
+        return items
 
 
 class TranslationFrom(Translation):
@@ -338,14 +333,14 @@ class SIB200(Task):
         else:
             rows, where = read_hub(source, language, split, language)
         items = []
+        places = []
         for number, row in enumerate(rows, start=1):
-            at = f"{where}: row {number}"
+            places.append(place(row, number))
+            at = f"{where}: {places[-1]}"
             require_fields(row, ("index_id", "category", "text"), at)
             require_text(row, ("text",), at)
-            category = str(row["category"]).strip().lower()
-            if category not in SIB_CATEGORIES:
-                raise DataError(f"{at}: category {row['category']!r} is not one of {', '.join(SIB_CATEGORIES)}")
+            category = one_of(row["category"], SIB_CATEGORIES, at, "category")
             items.append({"id": str(row["index_id"]), "task": self.NAME, "language": language,
                           "group": str(row["index_id"]), "text": row["text"], "label": category,
                           "choices": list(SIB_CATEGORIES), "answer": SIB_CATEGORIES.index(category)})
-        return check_unique(items, where)
+        return check_unique(items, where, places=places)
