@@ -5,6 +5,8 @@ bad data, a bad template, a backend that cannot do what was asked) logs one
 line, ``ERROR <message naming the file and row, line or key>``, with no
 traceback; any other exception is a bug and is logged with its traceback.
 Either way it lands in the log file, which Snakemake shows for a failed job.
+Every record passes :class:`~babeleval.redact.RedactingFilter` first, so no
+message or traceback carries a secret.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import logging
 import sys
 
 from .errors import BabelevalError
+from .redact import RedactingFilter
 
 log = logging.getLogger("babeleval")
 
@@ -31,6 +34,8 @@ def setup(log_file: str | None) -> None:
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file:
         handlers.append(logging.FileHandler(log_file, mode="w", encoding="utf-8"))
+    for handler in handlers:
+        handler.addFilter(RedactingFilter())
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         handlers=handlers, force=True)
     sys.excepthook = _report
