@@ -23,7 +23,7 @@ import logging
 import os
 import re
 import threading
-from typing import Any
+from typing import Any, Iterable
 
 MASK = "[redacted]"
 MIN_SECRET_LENGTH = 8
@@ -52,9 +52,9 @@ def secrets() -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-def redact_values(text: str) -> str:
-    """``text`` with every known secret value masked (model answers, cached records)."""
-    for secret in secrets():
+def redact_values(text: str, values: list[str] | None = None) -> str:
+    """``text`` with every known secret value (or each of ``values``) masked: model answers, cached records."""
+    for secret in secrets() if values is None else values:
         if secret in text:
             text = text.replace(secret, MASK)
     return text
@@ -66,15 +66,28 @@ def redact(text: str) -> str:
     return _SHAPES.sub(lambda m: f"{m.group(1)} {MASK}" if m.group(1) else MASK, text)
 
 
-def redact_record(value: Any) -> Any:
+def redact_record(value: Any, values: list[str] | None = None) -> Any:
     """A JSON-like value with secret values masked in every string, keys included."""
+    values = secrets() if values is None else values
+    if not values:
+        return value
     if isinstance(value, str):
-        return redact_values(value)
+        return redact_values(value, values)
     if isinstance(value, dict):
-        return {redact_record(k): redact_record(v) for k, v in value.items()}
+        return {redact_record(k, values): redact_record(v, values) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(redact_record(v) for v in value)
+        return type(value)(redact_record(v, values) for v in value)
     return value
+
+
+def redact_records_in_place(records: Iterable[dict[str, Any]]) -> None:
+    """Mask secret values inside each record dict itself, so every holder of the dict sees the masked one."""
+    values = secrets()
+    if values:
+        for record in records:
+            cleaned = redact_record(record, values)
+            record.clear()
+            record.update(cleaned)
 
 
 class RedactingFilter(logging.Filter):
