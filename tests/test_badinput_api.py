@@ -47,12 +47,15 @@ class Server:
                     self.send_header("Content-Length", str(len(data)))
                     if status == 429:
                         self.send_header("Retry-After", "0")
+                    if status == 302:
+                        self.send_header("Location", "http://127.0.0.1:9/v1/completions")
                     self.end_headers()
                     self.wfile.write(data)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
                     pass
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def __enter__(self):
@@ -94,10 +97,23 @@ CASES = [
      r"/v1/completions: gave up after 3 attempts; last error: HTTP 500: The server had an error", 3),
     ("timeout", [(200, OK, 2.0)],
      r"/v1/completions: gave up after 3 attempts; last error: no answer within 0\.5 s \(timeout\)", 3),
-    ("malformed-json", [(200, b'{"choices": [{"text": "B"', 0)],
-     r"/v1/completions: gave up after 3 attempts; last error: malformed JSON in the answer", 3),
-    ("json-not-an-object", [(200, b'["B"]', 0)],
-     r"gave up after 3 attempts; last error: malformed answer: expected a JSON object, got list", 3),
+    ("redirect-to-another-origin", [(302, b"", 0)],
+     r"/v1/completions: the server redirects \(HTTP 302\) to http://127\.0\.0\.1:9/v1/completions, another "
+     r"origin than base_url; babeleval does not send the API key", 1),
+]
+
+# (case id, answer body, the reason recorded for the item): read, retried, then recorded as failed
+MALFORMED = [
+    ("malformed-json", b'{"choices": [{"text": "B"', r"malformed JSON in the answer"),
+    ("json-not-an-object", b'["B"]', r"malformed answer: expected a JSON object, got list"),
+    ("choices-missing", {"usage": {"prompt_tokens": 3}}, r"'choices' is missing, not a non-empty list"),
+    ("choices-empty", {"choices": []}, r"'choices' is list \[\], not a non-empty list"),
+    ("choice-a-string", {"choices": ["B"]}, r"choices\[0\] is str \"B\", not an object"),
+    ("text-a-number", {"choices": [{"text": 2}]}, r"choices\[0\]\.text is int 2, not a string"),
+    ("usage-n/a", {"choices": [{"text": " B"}], "usage": "n/a"}, r"'usage' is str \"n/a\", not an object"),
+    ("usage-tokens-a-string", {"choices": [{"text": " B"}], "usage": {"prompt_tokens": "3"}},
+     r"usage\.prompt_tokens is str \"3\", not a whole number"),
+    ("finish-reason-a-number", {"choices": [{"text": " B", "finish_reason": 1}]}, r"finish_reason is int 1"),
 ]
 
 
@@ -109,6 +125,23 @@ def test_api_fault_is_one_clear_error_without_the_key(script, message, calls, mo
     assert server.calls == calls
     assert KEY not in str(caught.value) and KEY not in repr(caught.value)
     assert server.headers[0]["Authorization"] == f"Bearer {KEY}"  # the key went where it belongs, only there
+
+
+@pytest.mark.parametrize("body, reason", [c[1:] for c in MALFORMED], ids=[c[0] for c in MALFORMED])
+def test_malformed_answer_is_retried_then_recorded_as_a_failed_item(body, reason, monkeypatch):
+    with Server([(200, body, 0)]) as server:
+        b = backend(server, monkeypatch)
+        [result] = ask(b)
+    assert server.calls == 3  # retried like a server error
+    assert result.text == "" and result.n_prompt_tokens is None
+    assert result.finish_reason.startswith("error: ") and result.finish_reason.endswith("(after 3 attempts)")
+    assert __import__("re").search(reason, result.finish_reason), result.finish_reason
+
+
+def test_a_malformed_answer_then_a_good_one_is_answered(monkeypatch):
+    with Server([(200, {"choices": [{"message": "B"}]}, 0), (200, OK, 0)]) as server:
+        [result] = ask(backend(server, monkeypatch))
+    assert result.text == " B" and result.finish_reason == "stop" and server.calls == 2
 
 
 @pytest.mark.parametrize("status", [429, 500])

@@ -74,9 +74,11 @@ def _writer(path: str, worker: int, rounds: int) -> None:
     cache = ResponseCache(path)
     for r in range(rounds):
         # overlapping keys between the workers, and keys of their own
-        cache.put_many({f"shared-{r}-{k}": {"value": k} for k in range(20)}
-                       | {f"w{worker}-{r}-{k}": {"worker": worker, "round": r} for k in range(20)})
-        assert cache.get_many([f"w{worker}-{r}-0"]) == {f"w{worker}-{r}-0": {"worker": worker, "round": r}}
+        cache.put_many({f"shared-{r}-{k}": {"response": str(k), "finish_reason": "stop"} for k in range(20)}
+                       | {f"w{worker}-{r}-{k}": {"response": f"{worker}/{r}", "finish_reason": "stop"}
+                          for k in range(20)})
+        assert cache.get_many([f"w{worker}-{r}-0"]) == {f"w{worker}-{r}-0": {"response": f"{worker}/{r}",
+                                                                             "finish_reason": "stop"}}
     cache.close()
 
 

@@ -149,12 +149,12 @@ def test_concurrency_is_bounded_and_results_keep_their_order(server):
     in_flight, peak, lock = [0], [0], threading.Lock()
     real = backend._post_once
 
-    def counting(path, payload):
+    def counting(path, payload, *deadline):
         with lock:
             in_flight[0] += 1
             peak[0] = max(peak[0], in_flight[0])
         try:
-            return real(path, payload)
+            return real(path, payload, *deadline)
         finally:
             with lock:
                 in_flight[0] -= 1

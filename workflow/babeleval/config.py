@@ -18,6 +18,7 @@ import yaml
 
 from .errors import BabelevalError, ConfigError, DataError, TemplateError
 from .parsers import PARSERS
+from .preflight import check_model_location
 from .tasks import get_task
 from .templates import Template, load_template
 
@@ -130,10 +131,7 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
         if model["backend"] == "openai" and model.get("chat") and model.get("endpoint") == "completions":
             raise ConfigError(f"{source_file}: models.{name}: chat: true needs endpoint: chat (a completions endpoint "
                               "takes plain text)")
-        where = model.get("model", "")
-        if where.startswith((".", "/", "~")) and not (Path(root) / Path(where).expanduser()).is_dir():
-            raise ConfigError(f"{source_file}: models.{name}.model: directory {where} does not exist "
-                              "(a path starting with '.', '/' or '~' names a local model directory)")
+        check_model_location(name, model, source_file, root)
 
     tasks = {name: _task_spec(name, spec, params, source_file, root) for name, spec in params["tasks"].items()}
     return Grid(

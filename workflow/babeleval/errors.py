@@ -19,3 +19,11 @@ class TemplateError(BabelevalError):
 
 class BackendError(BabelevalError):
     """A model backend cannot do what was asked (missing extra, unsupported scoring mode)."""
+
+
+class StateError(BabelevalError):
+    """A file a run keeps between runs (the response cache) cannot be used; the message says what to do."""
+
+
+class MachineError(BabelevalError):
+    """The machine cannot do what the configuration asks: no CUDA, no network for a hub id, a full disk."""

@@ -40,8 +40,8 @@ def directory_hash(path: Path) -> str:
 
 # Model settings that change only speed or robustness, never an output.
 SPEED_ONLY_SETTINGS = frozenset({"batch_size", "device", "concurrency", "timeout", "max_retries", "backoff_base",
-                                 "backoff_max", "rate_limit_resource", "tensor_parallel_size",
-                                 "gpu_memory_utilization"})
+                                 "backoff_max", "request_deadline", "max_retry_after", "rate_limit_resource",
+                                 "tensor_parallel_size", "gpu_memory_utilization"})
 
 
 def output_settings(spec: dict[str, Any]) -> dict[str, Any]:

@@ -5,21 +5,57 @@ bad data, a bad template, a backend that cannot do what was asked) logs one
 line, ``ERROR <message naming the file and row, line or key>``, with no
 traceback; any other exception is a bug and is logged with its traceback.
 Either way it lands in the log file, which Snakemake shows for a failed job.
+Every record passes :class:`~babeleval.redact.RedactingFilter` first, so no
+message or traceback carries a secret.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
 import sys
 
 from .errors import BabelevalError
+from .redact import RedactingFilter
 
 log = logging.getLogger("babeleval")
 
 
+# Errors of the machine rather than of babeleval: said with the path, never as a bug.
+_DISK_ERRORS = {errno.ENOSPC: "the disk is full: free space on it and run again",
+                errno.EDQUOT: "the disk quota is used up: free space or raise the quota, and run again",
+                errno.EROFS: "the file system is read-only: write the results somewhere writable",
+                errno.EACCES: "permission denied: check who owns that directory",
+                errno.EMFILE: "too many open files: raise the limit (ulimit -n)"}
+
+
+def disk_problem(exc: BaseException, tb) -> str | None:
+    """``path: what went wrong; what to do`` for an OSError that is the machine's, else None.
+
+    The path is the error's own filename, or else the innermost ``path`` being written when it was raised (an
+    error from ``write`` on an open file carries no filename).
+    """
+    if not isinstance(exc, OSError) or exc.errno not in _DISK_ERRORS:
+        return None
+    path = exc.filename
+    innermost = None
+    while tb is not None:
+        candidate = tb.tb_frame.f_locals.get("path")
+        if isinstance(candidate, (str, os.PathLike)):
+            innermost = candidate
+        tb = tb.tb_next
+    path = path if path is not None else innermost
+    where = os.fspath(path) if path is not None else "a file (no path given)"
+    return f"cannot write {where}: {os.strerror(exc.errno)}; {_DISK_ERRORS[exc.errno]}"
+
+
 def _report(exc_type, exc, tb) -> None:
+    disk = disk_problem(exc, tb)
     if issubclass(exc_type, BabelevalError):
         log.error("%s", exc)
+    elif disk:
+        log.error("%s", disk)
     elif issubclass(exc_type, KeyboardInterrupt):
         log.error("interrupted")
     else:
@@ -31,6 +67,8 @@ def setup(log_file: str | None) -> None:
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file:
         handlers.append(logging.FileHandler(log_file, mode="w", encoding="utf-8"))
+    for handler in handlers:
+        handler.addFilter(RedactingFilter())
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         handlers=handlers, force=True)
     sys.excepthook = _report

@@ -1,6 +1,7 @@
 import logging
 
-from babeleval import generate, joblog
+from babeleval import generate, joblog, preflight
+from babeleval.backends import load_backend
 
 joblog.setup(snakemake.log[0])
 p = snakemake.params
@@ -19,5 +20,6 @@ counts = generate.run(
     output_files=dict(zip(p.languages, snakemake.output.generations)),
     cache_path=p.cache,
     usage_file=snakemake.output.usage,
+    backend_loader=preflight.checked_loader(load_backend),  # device and hub checks before weights load
 )
 logging.info("done: %s", counts)

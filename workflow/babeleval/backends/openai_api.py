@@ -15,7 +15,20 @@ behaviour under failure is ours to decide and test.
   exhausted quota cannot be fixed by retrying: they stop the job at once with
   the server's message.
 - The API key is read from the environment variable that ``api_key_env``
-  names, only here, and kept out of every message this module raises or logs.
+  names, only here, and kept out of every message this module raises or logs
+  and out of every answer it returns (see ``babeleval.redact``). It is sent
+  only to the origin (scheme, host, port) of ``base_url``: a redirect to any
+  other origin stops the job with a named error instead of being followed.
+- Deadlines: ``timeout`` bounds each connect and socket read;
+  ``request_deadline`` bounds a whole request, connecting, reading and every
+  retry together (a server that trickles its answer a byte at a time is cut
+  off); ``max_retry_after`` caps how long a server's ``Retry-After`` is
+  honoured.
+- Every answer is checked against the shape the endpoint promises (choices, a
+  message or text that is a string, integer token counts). A malformed answer
+  is retried like a server error; when retries run out the item is recorded
+  as failed (empty response, ``finish_reason`` ``"error: <reason>"``, never
+  cached) and the job goes on.
 - Log-likelihood: a completions endpoint with ``echo`` and ``logprobs``
   returns the prompt's token log-probabilities (OpenAI's legacy models,
   ``vllm serve``); chat endpoints cannot, and say so.
@@ -41,6 +54,7 @@ import urllib.request
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable, Iterator, Sequence
 
+from .. import redact as secrets
 from ..errors import BackendError
 from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodRequest,
                    LoglikelihoodResult)
@@ -48,8 +62,10 @@ from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodR
 log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+_REDIRECTS = {301, 302, 303, 307, 308}
 DEFAULT_CONCURRENCY = 4
-MAX_RETRY_AFTER = 600.0  # seconds: a longer Retry-After is honoured up to this
+MAX_RETRY_AFTER = 600.0  # seconds: a longer Retry-After is honoured up to this (max_retry_after)
+REQUEST_DEADLINE = 900.0  # seconds for one request, retries included (request_deadline)
 
 
 def endpoint_kind(spec: dict[str, Any]) -> str:
@@ -73,6 +89,113 @@ class _Retryable(Exception):
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
+
+
+class _Malformed(_Retryable):
+    """An answer arrived but is not what the endpoint promises: retried, then the item is recorded as failed."""
+
+
+class _ItemFailed(Exception):
+    """Retries ran out on malformed answers: the item fails, the job goes on."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) with the scheme's default port filled in: where a credential may be sent."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
+
+
+class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only within the origin of the request; any other stops the job.
+
+    The standard handler keeps the Authorization header on every redirect, so a server (or whoever controls
+    its redirects) could send the key to any host.
+    """
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if origin(newurl) != origin(req.full_url):
+            fp.close()
+            raise BackendError(secrets.redact(
+                f"{req.full_url}: the server redirects (HTTP {code}) to {newurl}, another origin than base_url; "
+                "babeleval does not send the API key anywhere but base_url's scheme, host and port, so the "
+                "request was not followed: set base_url to the address that answers"))
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+_watch = threading.local()  # the _Deadline of the request this thread is making
+
+
+class _Deadline:
+    """Shuts a request's socket when its deadline passes, however slowly the server trickles bytes.
+
+    ``timeout`` bounds each socket read only; a timer is what bounds the whole exchange.
+    """
+
+    def __init__(self, seconds: float):
+        self.expired = False
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(max(0.0, seconds), self._expire)
+        self._timer.daemon = True
+
+    def attach(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sock = sock
+            if self.expired:
+                _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            if self._sock is not None:
+                _shut(self._sock)
+
+    def __enter__(self) -> "_Deadline":
+        _watch.current = self
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._timer.cancel()
+        _watch.current = None
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:  # already closed
+        pass
+
+
+class _WatchedHTTPConnection(http.client.HTTPConnection):
+    def connect(self) -> None:
+        super().connect()
+        watch = getattr(_watch, "current", None)
+        if watch is not None:
+            watch.attach(self.sock)
+
+
+class _WatchedHTTPSConnection(http.client.HTTPSConnection):
+    def connect(self) -> None:
+        super().connect()
+        watch = getattr(_watch, "current", None)
+        if watch is not None:
+            watch.attach(self.sock)
+
+
+class _WatchedHTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req):
+        return self.do_open(_WatchedHTTPConnection, req)
+
+
+class _WatchedHTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req):
+        return self.do_open(_WatchedHTTPSConnection, req, context=self._context)
 
 
 def parse_retry_after(headers: Any) -> float | None:
@@ -112,6 +235,8 @@ class OpenAIBackend:
         self.max_retries = spec.get("max_retries", 6)
         self.backoff_base = float(spec.get("backoff_base", 1.0))
         self.backoff_max = float(spec.get("backoff_max", 60.0))
+        self.request_deadline = float(spec.get("request_deadline", REQUEST_DEADLINE))
+        self.max_retry_after = float(spec.get("max_retry_after", MAX_RETRY_AFTER))
         self._stop = threading.Event()  # set when a call fails for good: the others stop retrying
         self._sleep = sleep or self._stop.wait
         self._random = random.Random()
@@ -123,11 +248,13 @@ class OpenAIBackend:
                 raise BackendError(f"model {model_path}: the environment variable {env} (api_key_env) is not set "
                                    "or empty: export it with the API key before running")
             self._secret = key
+            secrets.register(key)
         # a server on this machine (a local vllm serve, the tests' server) is never reached through a proxy
         host = urllib.parse.urlsplit(self.base_url).hostname or ""
         local = host in ("localhost", "::1") or host.startswith("127.")
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({})) if local else \
-            urllib.request.build_opener()
+        handlers = [_SameOriginRedirects, _WatchedHTTPHandler, _WatchedHTTPSHandler]
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), *handlers) if local else \
+            urllib.request.build_opener(*handlers)
         self._lock = threading.Lock()
         self._usage = {"http_calls": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
 
@@ -138,9 +265,7 @@ class OpenAIBackend:
 
     def redact(self, text: str) -> str:
         """``text`` with the API key (and anything shaped like a bearer key) masked."""
-        if self._secret:
-            text = text.replace(self._secret, "***")
-        return re.sub(r"\b(sk|rk|pk)-[A-Za-z0-9_\-*]{6,}", r"\1-***", text)
+        return secrets.redact(text)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "babeleval"}
@@ -148,15 +273,11 @@ class OpenAIBackend:
             headers["Authorization"] = f"Bearer {self._secret}"
         return headers
 
-    def _post_once(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
-        url = self.base_url + path
-        request = urllib.request.Request(url, data=json.dumps(payload).encode("utf-8"), headers=self._headers(),
-                                         method="POST")
-        with self._lock:
-            self._usage["http_calls"] += 1
+    def _exchange(self, url: str, request: urllib.request.Request, timeout: float) -> bytes:
+        """One HTTP exchange: the answer's body, or _Retryable / BackendError saying what went wrong."""
         try:
-            with self._opener.open(request, timeout=self.timeout) as response:
-                raw = response.read()
+            with self._opener.open(request, timeout=timeout) as response:
+                return response.read()
         except urllib.error.HTTPError as exc:
             status = exc.code
             try:
@@ -164,6 +285,9 @@ class OpenAIBackend:
             except Exception:  # the connection may drop while the error body is read
                 body = ""
             message = self.redact(_server_message(body))
+            if status in _REDIRECTS:  # a redirect the handler would not follow (a POST answered with 307/308)
+                raise BackendError(f"{url}: HTTP {status} redirect to {self.redact(exc.headers.get('Location', '?'))}"
+                                   ": set base_url to the address that answers (not followed)") from None
             if status in RETRYABLE_STATUS:
                 if status == 429 and "insufficient_quota" in body:
                     raise BackendError(f"{url}: HTTP 429 insufficient_quota: {message} (the account's quota is "
@@ -182,33 +306,71 @@ class OpenAIBackend:
             raise _Retryable(self.redact(f"cannot reach the server ({reason})")) from None
         except (ConnectionError, OSError, http.client.HTTPException) as exc:  # reset or closed mid-answer, incomplete read
             raise _Retryable(self.redact(f"connection failed ({type(exc).__name__}: {exc})")) from None
+
+    def _post_once(self, path: str, payload: dict[str, Any], deadline: float) -> dict[str, Any]:
+        url = self.base_url + path
+        request = urllib.request.Request(url, data=json.dumps(payload).encode("utf-8"), headers=self._headers(),
+                                         method="POST")
+        with self._lock:
+            self._usage["http_calls"] += 1
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise self._deadline_passed(path)
+        with _Deadline(remaining) as watch:
+            try:
+                raw = self._exchange(url, request, min(self.timeout, remaining))
+            except (_Retryable, BackendError):
+                # the socket was shut by the deadline, or its read timeout was cut to what the deadline left
+                if watch.expired or time.monotonic() >= deadline:
+                    raise self._deadline_passed(path) from None
+                raise
+        if watch.expired:
+            raise self._deadline_passed(path)
         try:
             data = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
             snippet = self.redact(raw[:120].decode("utf-8", "replace"))
-            raise _Retryable(f"malformed JSON in the answer: {snippet!r}") from None
+            raise _Malformed(f"malformed JSON in the answer: {snippet!r}") from None
         if not isinstance(data, dict):
-            raise _Retryable(f"malformed answer: expected a JSON object, got {type(data).__name__}") from None
+            raise _Malformed(f"malformed answer: expected a JSON object, got {type(data).__name__}") from None
         if "error" in data and "choices" not in data:  # some servers report errors with status 200
             raise _Retryable(f"error in the answer: {self.redact(_server_message(json.dumps(data)))}")
         return data
 
-    def post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """POST with retries; returns the decoded JSON answer or raises BackendError."""
+    def _deadline_passed(self, path: str) -> BackendError:
+        return BackendError(f"{self.base_url}{path}: no complete answer within the request deadline of "
+                            f"{self.request_deadline:g} s (request_deadline: connecting, reading and retries "
+                            "together); the server is too slow or trickling its answer")
+
+    def post(self, path: str, payload: dict[str, Any], check: Callable[[dict[str, Any]], None] | None = None
+             ) -> dict[str, Any]:
+        """POST with retries; returns the decoded JSON answer or raises BackendError.
+
+        ``check`` raises ``_Malformed`` for an answer not shaped as the endpoint promises; such answers are
+        retried, and when retries run out ``_ItemFailed`` is raised for the caller to record.
+        """
+        deadline = time.monotonic() + self.request_deadline
         for attempt in range(self.max_retries + 1):
             if attempt and self._stop.is_set():
                 raise _Cancelled("given up: another request failed")
             try:
-                return self._post_once(path, payload)
+                data = self._post_once(path, payload, deadline)
+                if check is not None:
+                    check(data)
+                return data
             except _Retryable as exc:
                 if attempt == self.max_retries:
+                    if isinstance(exc, _Malformed):
+                        raise _ItemFailed(f"{exc.reason} (after {attempt + 1} attempts)") from None
                     raise BackendError(f"{self.base_url}{path}: gave up after {attempt + 1} attempts; last error: "
                                        f"{exc.reason}") from None
                 if exc.retry_after is not None:
-                    delay = min(exc.retry_after, MAX_RETRY_AFTER)
+                    delay = min(exc.retry_after, self.max_retry_after)
                 else:
                     ceiling = min(self.backoff_max, self.backoff_base * 2 ** attempt)
                     delay = ceiling / 2 + self._random.uniform(0, ceiling / 2)  # "equal jitter"
+                if time.monotonic() + delay >= deadline:
+                    raise self._deadline_passed(path) from None
                 with self._lock:
                     self._usage["retries"] += 1
                 log.warning("%s%s: %s; retry %d/%d in %.2f s", self.base_url, path, exc.reason, attempt + 1,
@@ -217,7 +379,7 @@ class OpenAIBackend:
         raise AssertionError("unreachable")
 
     def _count_tokens(self, data: dict[str, Any]) -> tuple[int | None, int | None]:
-        usage = data.get("usage") or {}
+        usage = data.get("usage") or {}  # its shape was checked by check_reply
         prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
         with self._lock:
             self._usage["prompt_tokens"] += prompt or 0
@@ -295,15 +457,20 @@ class OpenAIBackend:
         payload: dict[str, Any] = {"model": self.model, "max_tokens": request.max_new_tokens, **sampling}
         if request.stop:
             payload["stop"] = list(request.stop)
-        if self.endpoint == "chat":
-            messages = list(request.messages) if request.messages else [{"role": "user", "content": request.prompt}]
-            data = self.post("/chat/completions", {**payload, "messages": messages})
-            choice = _first_choice(data, self.base_url)
-            text = (choice.get("message") or {}).get("content") or ""
-        else:
-            data = self.post("/completions", {**payload, "prompt": request.prompt})
-            choice = _first_choice(data, self.base_url)
-            text = choice.get("text") or ""
+        try:
+            if self.endpoint == "chat":
+                messages = list(request.messages) if request.messages else [{"role": "user", "content": request.prompt}]
+                data = self.post("/chat/completions", {**payload, "messages": messages}, check_chat_reply)
+                choice = data["choices"][0]
+                text = (choice.get("message") or {}).get("content") or ""
+            else:
+                data = self.post("/completions", {**payload, "prompt": request.prompt}, check_completion_reply)
+                choice = data["choices"][0]
+                text = choice.get("text") or ""
+        except _ItemFailed as failed:
+            log.warning("%s: item failed: %s", self.base_url, failed.reason)
+            return GenerationResult("", None, None, f"error: {failed.reason}")
+        text = secrets.redact_values(text)  # an endpoint that echoes the key must not put it on disk
         cut = [text.index(s) for s in request.stop if s in text]
         if cut:
             text = text[: min(cut)]
@@ -327,10 +494,13 @@ class OpenAIBackend:
         if spaces:  # as the hf backend (and lm-evaluation-harness): trailing whitespace belongs to the continuation
             context, continuation = context[:-spaces], context[-spaces:] + continuation
         prompt = context + continuation
-        data = self.post("/completions", {"model": self.model, "prompt": prompt, "max_tokens": 1, "temperature": 0,
-                                          "echo": True, "logprobs": 1})
+        try:
+            data = self.post("/completions", {"model": self.model, "prompt": prompt, "max_tokens": 1,
+                                              "temperature": 0, "echo": True, "logprobs": 1}, check_completion_reply)
+        except _ItemFailed as failed:  # a score cannot be recorded as missing: the job stops, naming the reason
+            raise BackendError(f"{self.base_url}/completions: {failed.reason}") from None
         self._count_tokens(data)
-        logprobs = _first_choice(data, self.base_url).get("logprobs")
+        logprobs = data["choices"][0].get("logprobs")
         try:
             tokens = logprobs["tokens"]
             token_logprobs = logprobs["token_logprobs"]
@@ -390,11 +560,52 @@ def _in_order(pairs: Iterator[tuple[int, Any]], n: int) -> list[Any]:
     return results
 
 
-def _first_choice(data: dict[str, Any], where: str) -> dict[str, Any]:
+def _check_common(data: dict[str, Any]) -> dict[str, Any]:
+    """The parts every completion answer shares: a non-empty list of choice objects, a usage object or none."""
     choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise BackendError(f"{where}: the answer has no choices (keys: {', '.join(sorted(data)) or 'none'})")
+    if not isinstance(choices, list) or not choices:
+        raise _Malformed(f"malformed answer: 'choices' is {_kind(choices)}, not a non-empty list "
+                         f"(keys: {', '.join(sorted(map(str, data))) or 'none'})")
+    if not isinstance(choices[0], dict):
+        raise _Malformed(f"malformed answer: choices[0] is {_kind(choices[0])}, not an object")
+    usage = data.get("usage")
+    if usage is not None:
+        if not isinstance(usage, dict):
+            raise _Malformed(f"malformed answer: 'usage' is {_kind(usage)}, not an object")
+        for key in ("prompt_tokens", "completion_tokens"):
+            value = usage.get(key)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise _Malformed(f"malformed answer: usage.{key} is {_kind(value)}, not a whole number")
+    finish = choices[0].get("finish_reason")
+    if finish is not None and not isinstance(finish, str):
+        raise _Malformed(f"malformed answer: finish_reason is {_kind(finish)}, not a string")
     return choices[0]
+
+
+def check_chat_reply(data: dict[str, Any]) -> None:
+    """Raises _Malformed unless ``data`` is a chat completion: choices[0].message.content a string (or null)."""
+    choice = _check_common(data)
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise _Malformed(f"malformed answer: choices[0].message is {_kind(message)}, not an object")
+    if message.get("content") is not None and not isinstance(message["content"], str):
+        raise _Malformed(f"malformed answer: choices[0].message.content is {_kind(message['content'])}, "
+                         "not a string")
+
+
+def check_completion_reply(data: dict[str, Any]) -> None:
+    """Raises _Malformed unless ``data`` is a text completion: choices[0].text a string."""
+    choice = _check_common(data)
+    if not isinstance(choice.get("text"), str):
+        raise _Malformed(f"malformed answer: choices[0].text is {_kind(choice.get('text'))}, not a string")
+
+
+def _kind(value: Any) -> str:
+    """How a malformed value is described: its JSON type and a short, redacted excerpt."""
+    if value is None:
+        return "missing"
+    shown = secrets.redact(json.dumps(value, ensure_ascii=False))
+    return f"{type(value).__name__} {shown[:40] + ('...' if len(shown) > 40 else '')}"
 
 
 def _server_message(body: str) -> str:

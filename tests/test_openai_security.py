@@ -1,0 +1,209 @@
+"""The API backend keeps the key at its origin, bounds each request in time, and puts no key in what it returns.
+
+Scripted servers on 127.0.0.1: one that redirects to a second (another port, so another origin), one that
+trickles its answer a byte at a time, and one that echoes the key back in its answers and error bodies.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from babeleval.backends.base import Decoding, GenerationRequest
+from babeleval.backends.openai_api import OpenAIBackend, origin
+from babeleval.errors import BackendError
+from babeleval.redact import MASK
+
+KEY = "sk-origin-test-7c1d2e3f4a5b6c7d"
+ANSWER = {"choices": [{"text": " B", "index": 0, "finish_reason": "stop"}],
+          "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+
+
+class Scripted:
+    """A server whose POST handler is ``respond(handler, server)``; it records each request's headers."""
+
+    def __init__(self, respond):
+        self.respond, self.headers = respond, []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                outer.headers.append(dict(self.headers))
+                try:
+                    outer.respond(self, outer)
+                except (BrokenPipeError, ConnectionResetError, OSError):  # the client hung up
+                    pass
+
+            do_GET = do_POST
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.httpd.server_port}/v1"
+
+
+def send(handler, status, body, headers=()):
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    for name, value in headers:
+        handler.send_header(name, value)
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+def make(url, monkeypatch, **spec):
+    monkeypatch.setenv("BABELEVAL_ORIGIN_KEY", KEY)
+    return OpenAIBackend({"backend": "openai", "base_url": url, "api_key_env": "BABELEVAL_ORIGIN_KEY",
+                          "endpoint": "completions", "max_retries": 1, "backoff_base": 0.01, "backoff_max": 0.02,
+                          "timeout": 2, "concurrency": 1, **spec}, "origin-model")
+
+
+def ask(backend, prompt="Which letter? / どれ? / Welcher Buchstabe?"):
+    return backend.generate([GenerationRequest(prompt, 4)], Decoding())
+
+
+def test_origin_fills_in_default_ports():
+    assert origin("https://API.example.org/v1") == origin("https://api.example.org:443/x") == (
+        "https", "api.example.org", 443)
+    assert origin("http://api.example.org/v1") != origin("https://api.example.org/v1")
+    assert origin("http://127.0.0.1:8000/v1") != origin("http://127.0.0.1:8001/v1")
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_to_another_port_never_carries_the_key(status, monkeypatch):
+    with Scripted(lambda h, s: send(h, 200, ANSWER)) as second:
+        target = second.url + "/completions"
+        with Scripted(lambda h, s: send(h, status, b"", [("Location", target)])) as first:
+            with pytest.raises(BackendError, match=rf"the server redirects \(HTTP {status}\) to {target}, another "
+                                                   r"origin than base_url.*not followed") as caught:
+                ask(make(first.url, monkeypatch))
+    assert first.headers[0]["Authorization"] == f"Bearer {KEY}"
+    assert second.headers == []  # not contacted at all, so never saw the key
+    assert KEY not in str(caught.value)
+
+
+@pytest.mark.parametrize("location", ["https://127.0.0.1:{port}/v1/completions", "http://localhost:{port}/v1/c"])
+def test_a_redirect_to_another_scheme_or_host_is_refused(location, monkeypatch):
+    with Scripted(lambda h, s: send(h, 302, b"", [("Location", location.format(port=h.server.server_port))])) as srv:
+        with pytest.raises(BackendError, match="another origin than base_url"):
+            ask(make(srv.url, monkeypatch))
+    assert len(srv.headers) == 1
+
+
+def test_a_same_origin_redirect_of_a_post_is_named_not_followed(monkeypatch):
+    with Scripted(lambda h, s: send(h, 307, b"", [("Location", "/v2/completions")])) as srv:
+        with pytest.raises(BackendError, match=r"HTTP 307 redirect to /v2/completions: set base_url"):
+            ask(make(srv.url, monkeypatch))
+
+
+def trickle(handler, server):
+    """Headers at once, then the body one byte every 0.1 s: each read is quick, the whole answer is not."""
+    data = json.dumps(ANSWER).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    for byte in data:
+        handler.wfile.write(bytes([byte]))
+        handler.wfile.flush()
+        time.sleep(0.1)
+
+
+def trickle_headers(handler, server):
+    """The status line and headers themselves, one byte every 0.1 s."""
+    raw = handler.wfile
+    for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Slow: " + b"z" * 200:
+        raw.write(bytes([byte]))
+        raw.flush()
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("respond", [trickle, trickle_headers], ids=["body", "headers"])
+def test_the_request_deadline_holds_against_a_trickling_server(respond, monkeypatch):
+    with Scripted(respond) as srv:
+        backend = make(srv.url, monkeypatch, timeout=1, request_deadline=1.5, max_retries=3)
+        started = time.monotonic()
+        with pytest.raises(BackendError, match=r"no complete answer within the request deadline of 1\.5 s "
+                                               r"\(request_deadline: connecting, reading and retries together\)"):
+            ask(backend)
+        took = time.monotonic() - started
+    assert 1.4 <= took < 3.0, took  # each byte came within the 1 s timeout; only the deadline stops it
+
+
+def test_retries_stop_at_the_deadline(monkeypatch):
+    with Scripted(lambda h, s: send(h, 503, {"error": {"message": "busy"}}, [("Retry-After", "5")])) as srv:
+        backend = make(srv.url, monkeypatch, request_deadline=1, max_retries=10)
+        started = time.monotonic()
+        with pytest.raises(BackendError, match=r"request deadline of 1 s"):
+            ask(backend)
+    assert time.monotonic() - started < 1.0 and len(srv.headers) == 1  # a 5 s wait would pass the deadline
+
+
+def test_retry_after_is_capped_by_max_retry_after(monkeypatch):
+    replies = iter([(503, {"error": {"message": "busy"}}, [("Retry-After", "3600")]), (200, ANSWER, [])])
+    sleeps = []
+    with Scripted(lambda h, s: send(h, *next(replies))) as srv:
+        monkeypatch.setenv("BABELEVAL_ORIGIN_KEY", KEY)
+        backend = OpenAIBackend({"backend": "openai", "base_url": srv.url, "api_key_env": "BABELEVAL_ORIGIN_KEY",
+                                 "endpoint": "completions", "max_retry_after": 0.2}, "m", sleep=sleeps.append)
+        [result] = ask(backend)
+    assert sleeps == [0.2] and result.text == " B"
+
+
+def test_an_echoed_key_is_masked_in_answers_errors_and_logs(monkeypatch, caplog):
+    def echo(handler, server):
+        if len(server.headers) == 1:
+            return send(handler, 500, {"error": {"message": f"upstream said: Authorization: Bearer {KEY}"}})
+        send(handler, 200, {"choices": [{"text": f" B (your key is {KEY})", "finish_reason": "stop"}]})
+
+    with Scripted(echo) as srv, caplog.at_level(logging.INFO):
+        [result] = ask(make(srv.url, monkeypatch))
+    assert result.text == f" B (your key is {MASK})"
+    assert "upstream said" in caplog.text and KEY not in caplog.text
+
+    def unauthorised(handler, server):
+        send(handler, 401, {"error": {"message": f"Incorrect API key provided: {KEY[:-4]}xxxx, or Bearer {KEY}"}})
+
+    with Scripted(unauthorised) as srv:
+        with pytest.raises(BackendError) as caught:
+            ask(make(srv.url, monkeypatch))
+    assert "HTTP 401" in str(caught.value) and "sk-origin" not in str(caught.value), str(caught.value)
+
+
+def test_a_server_that_never_accepts_is_bounded_by_the_deadline(monkeypatch):
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)  # accepts the connection into the backlog, never answers
+    try:
+        backend = make(f"http://127.0.0.1:{listener.getsockname()[1]}/v1", monkeypatch, timeout=5,
+                       request_deadline=1, max_retries=0)
+        started = time.monotonic()
+        with pytest.raises(BackendError, match="request deadline of 1 s"):
+            ask(backend)
+        assert time.monotonic() - started < 2.5
+    finally:
+        listener.close()
