@@ -297,10 +297,10 @@ def _marker_candidates(text: str) -> tuple[list[tuple[str, str]], int]:
             rest = _CLOSING.sub(" ", line[placeholder.end():]).strip()
             if rest:
                 found.append((MARKER, rest))
-            elif _first_line(after):
+                continue
+            placeholders += 1
+            if _first_line(after):
                 found.append((NEXT_LINE, _first_line(after)))
-            else:
-                placeholders += 1
             continue
         found.append((MARKER, line.strip() or _first_line(after)))
     return found, placeholders
@@ -309,12 +309,10 @@ def _marker_candidates(text: str) -> tuple[list[tuple[str, str]], int]:
 def _phrase_candidates(text: str, language: str | None) -> list[tuple[str, str]]:
     """Answer phrases of the item's language and English ("La réponse est B", "Bが正解"), last first."""
     before, after = answer_phrases.patterns(language)
-    found = [(m.start(), PHRASE, m.group("rest")) for m in before.finditer(text)]
+    # ordered by where the answer itself stands: after a "before" phrase, before an "after" phrase
+    found = [(m.start("rest"), PHRASE, m.group("rest")) for m in before.finditer(text)]
     if after is not None:
-        for m in after.finditer(text):
-            tail = re.search(r"(\S+)\s*$", m.group("rest"))
-            if tail:
-                found.append((m.start(), PHRASE_AFTER, tail.group(1)))
+        found += [(m.end("rest"), PHRASE_AFTER, m.group("rest")) for m in after.finditer(text) if m.group("rest")]
     return [(where, segment) for _, where, segment in sorted(found, key=lambda f: f[0], reverse=True)]
 
 
@@ -375,7 +373,7 @@ def _read_reply(response: str, sources: tuple[str, ...] | None, read: Callable[[
     if sources == (MARKER, NEXT_LINE) and not any(w in (MARKER, NEXT_LINE) for w, _ in candidates.found) \
             and not candidates.placeholders:
         return failure(NO_ANSWER, "no '####' marker")
-    if candidates.placeholders and not any(w in MARKERS for w, _ in candidates.found):
+    if candidates.placeholders and not any(w in (TAG, MARKER) for w, _ in candidates.found):
         return failure(PLACEHOLDER, f"only the instruction's '#### <{kind}>' copied, with no answer after it")
     if any(w in MARKERS for w, _ in candidates.found):
         return failure(NO_ANSWER, not_after_marker)
@@ -411,9 +409,26 @@ _ALTERNATIVE = re.compile(rf"^\s*[\)\]）】]?\s*(?:{answer_phrases.ALTERNATIVE_
 _CYRILLIC_LOOKALIKES = str.maketrans("АВСЕ", "ABCE")
 
 
+_LAST_LETTER = re.compile(r"(?<![A-Za-z])[\(\[（【]?([A-Z])[\)\]）】]?\s*$")
+_ALTERNATIVE_BEFORE = re.compile(rf"(?<![A-Za-z])([A-Z])[\)\]）】]?\s*(?:{answer_phrases.ALTERNATIVE_JOINERS})\s*$")
+
+
+def _letter_before(text: str, letters: str) -> Reading:
+    """The choice letter a phrase follows ("So B is correct", "Cが正解"): the last thing before the phrase."""
+    match = _LAST_LETTER.search(text)
+    if not match or match.group(1) not in letters:
+        return None
+    other = _ALTERNATIVE_BEFORE.search(text[: match.start()])
+    if other and other.group(1) in letters and other.group(1) != match.group(1):
+        return Ambiguous(f"names both {other.group(1)} and {match.group(1)}")
+    return match.group(1)
+
+
 def _letter_in(segment: str, letters: str, where: str) -> Reading:
     """A choice letter standing as the answer: "B", "(B)", "B)", "B.", "B: text", "**B**", "Option B", "la B"."""
     text = _strip_decoration(unicodedata.normalize("NFKC", _clean_segment(segment)))  # full-width "Ｂ" is "B"
+    if where == PHRASE_AFTER:
+        return _letter_before(text, letters)
     text = _strip_decoration(_OPTION_WORD.sub("", text))
     text = _OPENER.sub("", text)
     if re.fullmatch(r"[АВСЕ][.)]?", text):
@@ -563,8 +578,8 @@ def _number_in(segment: str, where: str, context: str) -> Reading:
     if where == PHRASE_AFTER:
         match = list(_NUMBER.finditer(text))[-1]
     rest = text[match.end():]
-    if strict and rest.strip(" .。!").strip(_CURRENCY):
-        return None  # a reply (or the line after a placeholder) counts only when it is nothing but the number
+    if strict and (re.search(r"\d", rest) or len(rest.strip()) > 20):
+        return None  # a reply (or the line after a placeholder) counts only when it is the number and a unit
     if _EXPRESSION_GOES_ON.match(rest):
         return Ambiguous(f"an unevaluated expression ('{text.strip()[:40]}'), not a number")
     if _SECOND_NUMBER.match(rest):
