@@ -15,16 +15,16 @@ BINARY = bytes(range(256)).decode("latin-1") + "\udfff\ud800"  # every byte valu
 CASES = [
     ("empty", "instruct", "", "empty response"),
     ("whitespace-only", "instruct", " \n\t ", "empty response"),
-    ("null-content", "instruct", None, "no text response (got null)"),
-    ("not-text", "instruct", {"content": "B"}, "no text response (got dict)"),
+    ("null-content", "instruct", None, "no text response: got null"),
+    ("not-text", "instruct", {"content": "B"}, "no text response: got dict"),
     ("enormous", "instruct", "The passage says many things. " * 200_000,
-     "no choice letter (A, B, C, D) at the start of the answer"),
-    ("enormous-first-line", "blog", "x" * 6_000_000 + "\nB", "first line does not start with a choice letter"),
-    ("binary", "instruct", BINARY, "no choice letter (A, B, C, D) at the start of the answer"),
-    ("binary-blog", "blog", "\x00\x01B\xff", "first line does not start with a choice letter"),
-    ("another-script", "instruct", "उत्तर (ख) है", "no choice letter (A, B, C, D) at the start of the answer"),
-    ("fullwidth-letter", "blog", "Ｂ", "first line does not start with a choice letter"),
-    ("letter-out-of-range", "instruct", "E", "no choice letter (A, B, C, D) at the start of the answer"),
+     "no answer: no choice letter (A, B, C, D) at the start of the answer"),
+    ("enormous-first-line", "blog", "x" * 6_000_000 + "\nB", "no answer: first line does not start with a choice letter"),
+    ("binary", "instruct", BINARY, "no answer: no choice letter (A, B, C, D) at the start of the answer"),
+    ("binary-blog", "blog", "\x00\x01B\xff", "no answer: first line does not start with a choice letter"),
+    ("another-script", "instruct", "उत्तर (ख) है", "no answer: no choice letter (A, B, C, D) at the start of the answer"),
+    ("fullwidth-letter", "blog", "Ｂ", "no answer: first line does not start with a choice letter"),
+    ("letter-out-of-range", "instruct", "E", "no answer: no choice letter (A, B, C, D) at the start of the answer"),
 ]
 
 

@@ -89,7 +89,7 @@ def test_extractive_qa(tmp_path):
     assert summary["parse_failures"] == 1 and summary["metrics"]["parse_failure_rate"] == pytest.approx(1 / n)
     assert "mecab" in summary["signatures"]["f1"]
     failed = next(r for r in raw if r["id"] == ids[1])
-    assert failed["parsed"] is False and failed["correct"] is False and failed["parse_error"] == "empty answer"
+    assert failed["parsed"] is False and failed["correct"] is False and failed["parse_error"] == "empty response: nothing before the separator"
     assert isinstance(failed["gold"], list)
 
 

@@ -230,4 +230,4 @@ def test_every_parser_has_a_kind_and_a_doc():
 def test_no_response_is_a_failure():
     for name in PARSERS:
         parsed = parse(name, None, labels=TOPICS)
-        assert not parsed.ok and parsed.error == "no text response (got null)"
+        assert not parsed.ok and parsed.error == "no text response: got null" and parsed.reason == "no text response"

@@ -105,7 +105,8 @@ def score_choice(record: dict[str, Any], template: Template) -> dict[str, Any]:
                 "gold": record["continuations"][answer].strip(),
                 "correct": pred == answer, "correct_norm": pred_norm == answer}
     spec = get_parser(template.parser)
-    parsed = parse(template.parser, record.get("response"), n_choices=len(choices), labels=choices)
+    parsed = parse(template.parser, record.get("response"), n_choices=len(choices), labels=choices,
+                   language=record.get("language"))
     if spec.kind == "letter":
         gold = LETTERS[answer]
         prediction = LETTERS.index(parsed.answer) if parsed.ok else None
@@ -133,7 +134,7 @@ def score_translation(record: dict[str, Any], template: Template) -> dict[str, A
 
 
 def score_math(record: dict[str, Any], template: Template) -> dict[str, Any]:
-    parsed = parse(template.parser, record.get("response"))
+    parsed = parse(template.parser, record.get("response"), language=record.get("language"))
     gold = record["answer"]
     return {"prediction": parsed.answer, "parsed": parsed.ok, "parse_error": parsed.error, "gold": gold,
             "correct": parsed.ok and parsed.answer == gold}

@@ -132,19 +132,23 @@ class SacrebleuMetric(Metric):
     options: dict[str, Any] = field(default_factory=dict)
     _signature: str | None = None
 
-    def _scorer(self):
+    def _scorer(self, references: Sequence[str] = ()):
         import sacrebleu
 
         if self.kind == "bleu":
-            return sacrebleu.metrics.BLEU(**self.options)
+            return sacrebleu.metrics.BLEU(**self.options, **self._tokenize(references))
         return sacrebleu.metrics.CHRF(**self.options)
+
+    def _tokenize(self, references: Sequence[str]) -> dict[str, str]:
+        """BLEU's tokenizer for the target language (``bleu_tokenizers``); none for chrF, which reads characters."""
+        return {}
 
     def compute(self, records: list[Record]) -> float:
         if not records:
             return float("nan")
-        scorer = self._scorer()
         hypotheses = [r["prediction"] if r["prediction"] is not None else "" for r in records]
         references = [r["gold"] for r in records]
+        scorer = self._scorer(references)
         score = scorer.corpus_score(hypotheses, [references])
         self._signature = str(scorer.get_signature())
         return float(score.score)
@@ -193,18 +197,36 @@ def _install_flores200_model(path: Path) -> None:
     tmp.replace(target)
 
 
-def bleu_metric(spm_model: str | None = None) -> SacrebleuMetric:
-    """spBLEU (FLORES-200 SentencePiece) where the model file is available, else BLEU with sacrebleu's 13a tokenizer.
+@dataclass
+class BleuMetric(SacrebleuMetric):
+    """BLEU with the tokenizer sacrebleu documents for the target language (see ``babeleval.bleu_tokenizers``).
 
-    Either way the score's signature says which tokenizer was used (``tok:flores200`` or ``tok:13a``).
+    The target is the FLORES-200 code given (the translation task's target language); without one, the script
+    of the references decides. The signature names the tokenizer used.
+    """
+
+    target_language: str | None = None
+    flores200_available: bool = False
+
+    def _tokenize(self, references: Sequence[str]) -> dict[str, str]:
+        from . import bleu_tokenizers
+
+        code = bleu_tokenizers.target_code(self.target_language, references)
+        return {"tokenize": bleu_tokenizers.choose(code, self.flores200_available)}
+
+
+def bleu_metric(spm_model: str | None = None, target_language: str | None = None) -> SacrebleuMetric:
+    """BLEU into ``target_language`` (a FLORES-200 code), tokenized as ``bleu_tokenizers`` decides.
+
+    spBLEU (FLORES-200 SentencePiece) where the model file is available and no language-specific tokenizer
+    applies; the score's signature says which tokenizer was used (``tok:flores200``, ``tok:13a``, ``tok:zh`` ...).
     """
     path = flores200_model_path(spm_model)
-    if path is None:
-        return SacrebleuMetric("bleu", _acc, "BLEU (13a tokenizer; FLORES-200 SentencePiece model not available)",
-                               kind="bleu", options={})
-    _install_flores200_model(path)
-    return SacrebleuMetric("bleu", _acc, "spBLEU (FLORES-200 SentencePiece)", kind="bleu",
-                           options={"tokenize": "flores200"})
+    if path is not None:
+        _install_flores200_model(path)
+    return BleuMetric("bleu", _acc, "BLEU, tokenized for the target language (spBLEU where the FLORES-200 "
+                      "SentencePiece model is available)", kind="bleu", target_language=target_language,
+                      flores200_available=path is not None)
 
 
 METRICS: dict[str, Callable[..., Metric]] = {
@@ -216,7 +238,7 @@ METRICS: dict[str, Callable[..., Metric]] = {
     "f1": lambda **_: Metric("f1", _f1, "SQuAD token F1, max over golds, 0-100"),
     "parse_failure_rate": lambda **_: Metric("parse_failure_rate", _parse_failure_rate,
                                              "share of responses no answer could be read from"),
-    "bleu": lambda spm_model=None, **_: bleu_metric(spm_model),
+    "bleu": lambda spm_model=None, target_language=None, **_: bleu_metric(spm_model, target_language),
     "chrf": lambda **_: SacrebleuMetric("chrf", _acc, "chrF (sacrebleu defaults: char order 6, beta 2)", kind="chrf"),
 }
 

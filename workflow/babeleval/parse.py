@@ -55,7 +55,7 @@ def parse_lines(lines: Iterable[str], parser: str, n_choices: int = 4, labels: l
             counts["error: no labels"] += 1
             out.write(json.dumps(result, ensure_ascii=False) + "\n")
             continue
-        parsed = parse(parser, row["response"], n_choices=n, labels=row_labels)
+        parsed = parse(parser, row["response"], n_choices=n, labels=row_labels, language=row.get("language"))
         if parsed.ok:
             result["answer"] = parsed.answer
             counts["parsed"] += 1

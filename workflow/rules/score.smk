@@ -1,5 +1,7 @@
 # Parsing and scoring: one CPU job per (model, task, language, template); never imports torch.
 
+from babeleval.scoring import metric_options_for
+
 
 rule score:
     output:
@@ -13,7 +15,7 @@ rule score:
         prompts=PROMPTS,
         template=template_file,
     params:
-        metric_options=lambda w: GRID.tasks[w.task].metric_options,
+        metric_options=lambda w: metric_options_for(GRID.tasks[w.task], w.language),
     log:
         "results/logs/score/{model}/{task}/{language}/{template}.log",
     conda:
