@@ -46,8 +46,9 @@ def analysed(tmp_path_factory) -> Path:
 def test_rules_write_every_table_and_figure(analysed):
     results = analysed / "results"
     rows = list(csv.DictReader((results / "leaderboard.csv").open(encoding="utf-8")))
-    assert list(rows[0]) == ["model", "task", "language", "template", "metric", "value", "n", "ci_low", "ci_high"]
-    assert all(float(r["ci_low"]) <= float(r["value"]) <= float(r["ci_high"]) for r in rows)
+    assert list(rows[0]) == ["model", "task", "language", "template", "metric", "value", "n", "ci_low", "ci_high",
+                            "chance", "truncated_prompts"]
+    assert all(float(r["ci_low"]) <= float(r["value"]) <= float(r["ci_high"]) for r in rows if r["value"])
     for name in ["template_sensitivity", "rank_stability", "significance_templates", "significance_models",
                  "parse_failures", "parse_failure_reasons", "item_difficulty", "difficulty_buckets",
                  "difficulty_patterns", "crosslingual_gaps", "crosslingual_items"]:
