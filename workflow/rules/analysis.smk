@@ -4,6 +4,19 @@
 ANALYSIS_DIR = "results/analysis"
 
 
+def analysis_plots():
+    """The figures each task can fill: a heatmap always; a template spread with two templates or more (one
+    template has no spread: the report says so); parse failures where a template generates text to parse."""
+    out = []
+    for task, spec in sorted(GRID.tasks.items()):
+        out.append(f"results/plots/{task}/heatmap.png")
+        if len(spec.templates) > 1:
+            out.append(f"results/plots/{task}/template_spread.png")
+        if any(t.mode == "generate" for t in spec.templates.values()):
+            out.append(f"results/plots/{task}/parse_failures.png")
+    return out
+
+
 rule template_sensitivity:
     output:
         sensitivity=f"{ANALYSIS_DIR}/template_sensitivity.csv",
@@ -72,7 +85,7 @@ rule item_difficulty:
 
 rule plots:
     output:
-        all_plots(),
+        analysis_plots(),
     input:
         leaderboard="results/leaderboard.csv",
         rates=rules.parse_failures.output.rates,
@@ -101,7 +114,7 @@ rule report:
         difficulty_patterns=rules.item_difficulty.output.patterns,
         crosslingual_gaps=rules.item_difficulty.output.gaps,
         crosslingual_items=rules.item_difficulty.output.gap_items,
-        plots=all_plots(),
+        plots=analysis_plots(),
     params:
         settings=ANALYSIS,
     log:

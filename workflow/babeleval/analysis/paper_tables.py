@@ -15,29 +15,9 @@ from typing import Any
 
 import pandas as pd
 
-from .headline import PARSED_ACCURACY
-from .plots import primary_metric
-
-# metrics reported on 0-1 in the long CSV, shown as percent here
-PERCENT_METRICS = frozenset({"acc", "acc_norm", PARSED_ACCURACY, "balanced_acc", "macro_f1", "parse_failure_rate"})
-UNITS = {
-    "acc": "accuracy over all items, % (a parse failure counts as wrong)",
-    "acc_norm": "length-normalised accuracy, %",
-    PARSED_ACCURACY: "accuracy over parsed items only, %",
-    "balanced_acc": "balanced accuracy, %",
-    "macro_f1": "macro-F1, %",
-    "parse_failure_rate": "parse-failure rate, %",
-    "chrf": "chrF, 0-100",
-    "bleu": "BLEU, 0-100",
-    "spbleu": "spBLEU, 0-100",
-    "exact_match": "exact match, 0-100",
-    "f1": "SQuAD F1, 0-100",
-}
-PF = "parse_failure_rate"
-
-
-def scale(metric: str, value: float) -> float:
-    return 100.0 * value if metric in PERCENT_METRICS else value
+from .units import PARSE_FAILURE_RATE as PF
+from .units import PARSED_ACCURACY, label, primary_metric
+from .units import shown as scale
 
 
 def _is_missing(value: Any) -> bool:
@@ -135,13 +115,15 @@ def markdown(leaderboard: pd.DataFrame, confidence: float = 0.95) -> str:
              "Every metric of every combination, on 0-1 for rates: `results/leaderboard.csv`.", ""]
     for task in sorted(leaderboard["task"].unique()):
         task_frame = leaderboard[leaderboard["task"] == task]
-        for metric in headline_metrics(task_frame):
+        metrics = headline_metrics(task_frame)
+        # one language order per task: the headline metric's
+        languages = language_order(task_frame[task_frame["metric"] == metrics[0]]) if metrics else []
+        for metric in metrics:
             metric_frame = task_frame[task_frame["metric"] == metric]
-            languages = language_order(metric_frame)
             templates = sorted(metric_frame["template"].unique())
             chance = chance_of(metric_frame)
             chance_text = f"chance {fmt(100.0 * chance)}" if chance is not None else "no chance level"
-            lines += [f"## {task}: {UNITS.get(metric, metric)}", "", f"{chance_text}.", ""]
+            lines += [f"## {task}: {label(metric)}", "", f"{chance_text}.", ""]
             for template in templates:
                 lines += [f"### template `{template}`", "",
                           template_table(task_frame, metric, template, languages).to_markdown(index=False, disable_numparse=True), ""]
