@@ -16,7 +16,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from babeleval import compare
+from babeleval import compare, dvc_plots
+from browser import load_in_chromium
 
 pytestmark = pytest.mark.slow
 
@@ -48,6 +49,10 @@ for lang in ("eng_Latn", "fra_Latn"):
         score.parent.mkdir(parents=True, exist_ok=True)
         score.write_text(json.dumps({"model": "m1", "task": "belebele", "language": lang, "template": tpl,
                                      "n": 10, "metrics": metrics}))
+table = pathlib.Path("results/tables/by_template.csv")
+table.parent.mkdir(parents=True, exist_ok=True)
+table.write_text("name,value\nm1/belebele/paper acc,0.5\nm1/belebele/instruct acc,%s\n"
+                 % ((5 + p["instruct_right"]) / 20))
 '''
 
 
@@ -71,7 +76,9 @@ def repo(tmp_path_factory) -> Path:
     (repo / "params.yaml").write_text("instruct_right: 5\nformat_broken: false\n", encoding="utf-8")
     (repo / "dvc.yaml").write_text(
         "stages:\n  evaluate:\n    cmd: python stage.py\n    params: [instruct_right, format_broken]\n"
-        "    deps: [stage.py]\n    outs: [results/raw, results/scores]\n", encoding="utf-8")
+        "    deps: [stage.py]\n    outs: [results/raw, results/scores]\n"
+        "    plots:\n      - results/tables/by_template.csv:\n          cache: false\n"
+        "          template: bar_horizontal\n          x: value\n          y: name\n", encoding="utf-8")
     run(repo, "git", "init", "-q", "-b", "main")
     run(repo, sys.executable, "-m", "dvc", "init", "-q")
     run(repo, sys.executable, "-m", "dvc", "repro", "-q")
@@ -118,3 +125,16 @@ def test_nothing_changed_says_so(repo, capsys):
 def test_unknown_revision_is_named(repo, capsys):
     assert compare.main(["--repo", str(repo), "no-such-exp"]) == 2
     assert "'no-such-exp' is neither a git revision nor a DVC experiment" in capsys.readouterr().err
+
+
+def test_dvc_plots_diff_renders_offline(repo, tmp_path):
+    template = tmp_path / "offline_plots.html"
+    assert dvc_plots.main(["--out", str(template)]) == 0
+    out = tmp_path / "plots"
+    run(repo, sys.executable, "-m", "dvc", "plots", "diff", "--html-template", str(template), "-o", str(out),
+        "HEAD", "better-instruct")
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "cdn.jsdelivr" not in page
+    dom, requests, errors = load_in_chromium((out / "index.html").as_uri(), tmp_path / "profile")
+    assert requests == [] and errors == []
+    assert "<canvas" in dom or 'class="marks"' in dom  # vega-embed drew the chart
