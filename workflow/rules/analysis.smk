@@ -1,20 +1,9 @@
 # Analysis: raw per-item outputs and the leaderboard -> tables, figures and one HTML report (CPU, no model).
 # Settings come from params.yaml `analysis` (see ANALYSIS in common.smk).
 
+from babeleval.analysis.figures import figure_targets
+
 ANALYSIS_DIR = "results/analysis"
-
-
-def analysis_plots():
-    """The figures each task can fill: a heatmap always; a template spread with two templates or more (one
-    template has no spread: the report says so); parse failures where a template generates text to parse."""
-    out = []
-    for task, spec in sorted(GRID.tasks.items()):
-        out.append(f"results/plots/{task}/heatmap.png")
-        if len(spec.templates) > 1:
-            out.append(f"results/plots/{task}/template_spread.png")
-        if any(t.mode == "generate" for t in spec.templates.values()):
-            out.append(f"results/plots/{task}/parse_failures.png")
-    return out
 
 
 rule template_sensitivity:
@@ -85,7 +74,7 @@ rule item_difficulty:
 
 rule plots:
     output:
-        analysis_plots(),
+        figure_targets(GRID.tasks),
     input:
         leaderboard="results/leaderboard.csv",
         rates=rules.parse_failures.output.rates,
@@ -114,7 +103,7 @@ rule report:
         difficulty_patterns=rules.item_difficulty.output.patterns,
         crosslingual_gaps=rules.item_difficulty.output.gaps,
         crosslingual_items=rules.item_difficulty.output.gap_items,
-        plots=analysis_plots(),
+        plots=figure_targets(GRID.tasks),
     params:
         settings=ANALYSIS,
     log:
