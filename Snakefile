@@ -37,6 +37,7 @@ include: "workflow/rules/score.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/summary.smk"
 
 
 rule all:

@@ -81,8 +81,9 @@ def test_leaderboard_gets_intervals_and_keeps_its_columns(tmp_path):
     frame = aggregate.write_outputs(scores, tmp_path / "lb.csv", tmp_path / "lb.md", tmp_path / "m.json",
                                     raw_files=raws, bootstrap={"seed": 3, "samples": 500, "confidence": 0.9})
     rows = list(csv.DictReader((tmp_path / "lb.csv").open()))
-    assert list(rows[0]) == ["model", "task", "language", "template", "metric", "value", "n", "ci_low", "ci_high"]
-    assert "ci_low" in (tmp_path / "lb.md").read_text()
+    assert list(rows[0]) == ["model", "task", "language", "template", "metric", "value", "n", "ci_low", "ci_high",
+                             "chance", "truncated_prompts"]
+    assert "90% bootstrap interval" in (tmp_path / "lb.md").read_text()
     assert not frame[["ci_low", "ci_high"]].isna().any().any()
     assert (frame["ci_low"] <= frame["value"] + 1e-12).all() and (frame["value"] <= frame["ci_high"] + 1e-12).all()
     row = frame[(frame.model == "m1") & (frame.language == "eng_Latn") & (frame.template == "paper")

@@ -1,4 +1,4 @@
-"""Item difficulty across models (seed 001's buckets) and items solved in English but not elsewhere."""
+"""Item difficulty across models (the Belebele tutorial blog's buckets) and items solved in English but not elsewhere."""
 
 from analysis_data import write_items, write_results
 from babeleval.analysis import difficulty

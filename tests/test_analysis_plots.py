@@ -1,6 +1,7 @@
-"""Figures: written as PNG for any grid shape, on a scale that fits the metric."""
+"""Figures: written as PNG for any grid shape, on one scale per metric, with no single-dot spread."""
 
 import pandas as pd
+import pytest
 
 from babeleval.analysis import plots
 
@@ -34,9 +35,19 @@ def test_figures_for_several_tasks_and_missing_cells(tmp_path):
     lb = board(rows)
     for task in ("mt", "qa"):
         assert is_png(plots.heatmap(lb, task, tmp_path / task / "heatmap.png"))
-        assert is_png(plots.template_spread(lb, task, tmp_path / task / "spread.png"))
+    assert is_png(plots.template_spread(lb, "qa", tmp_path / "qa" / "spread.png"))
+    with pytest.raises(ValueError, match="mt: a template spread needs two templates or more, found 1"):
+        plots.template_spread(lb, "mt", tmp_path / "mt" / "spread.png")
     rates = pd.DataFrame([{"model": "m1", "task": "qa", "language": "eng_Latn", "template": "t1", "generated": False,
                            "rate": 0.0}])
     # log-likelihood templates only: a figure that says there is nothing to parse
     assert is_png(plots.parse_failures(rates, "qa", tmp_path / "pf.png"))
     assert is_png(plots.heatmap(lb, "absent", tmp_path / "none.png"))
+
+
+def test_languages_by_score_and_accuracy_in_percent():
+    lb = board([("m1", "qa", "eng_Latn", "t1", "acc", 0.4, 8), ("m1", "qa", "yor_Latn", "t1", "acc", 0.7, 8),
+                ("m1", "qa", "hin_Deva", "t1", "acc", 0.55, 8)])
+    metric, frame = plots.headline(lb, "qa")
+    assert metric == "acc" and sorted(frame["value"]) == pytest.approx([40.0, 55.0, 70.0])
+    assert plots.language_order(frame) == ["yor_Latn", "hin_Deva", "eng_Latn"]

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import csv
-import shutil
 import struct
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -14,6 +12,7 @@ import pytest
 import yaml
 
 from analysis_data import LANGUAGES, MODELS, TEMPLATES, write_results
+from browser import load_in_chromium, run_chromium
 from conftest import copy_workflow, snakemake
 
 ANALYSIS_RULES = ["prepare_data", "leaderboard", "template_sensitivity", "significance", "parse_failures",
@@ -46,8 +45,9 @@ def analysed(tmp_path_factory) -> Path:
 def test_rules_write_every_table_and_figure(analysed):
     results = analysed / "results"
     rows = list(csv.DictReader((results / "leaderboard.csv").open(encoding="utf-8")))
-    assert list(rows[0]) == ["model", "task", "language", "template", "metric", "value", "n", "ci_low", "ci_high"]
-    assert all(float(r["ci_low"]) <= float(r["value"]) <= float(r["ci_high"]) for r in rows)
+    assert list(rows[0]) == ["model", "task", "language", "template", "metric", "value", "n", "ci_low", "ci_high",
+                            "chance", "truncated_prompts"]
+    assert all(float(r["ci_low"]) <= float(r["value"]) <= float(r["ci_high"]) for r in rows if r["value"])
     for name in ["template_sensitivity", "rank_stability", "significance_templates", "significance_models",
                  "parse_failures", "parse_failure_reasons", "item_difficulty", "difficulty_buckets",
                  "difficulty_patterns", "crosslingual_gaps", "crosslingual_items"]:
@@ -96,42 +96,54 @@ def test_report_is_self_contained(analysed):
     dom.feed(page)
     assert set(TABLE_IDS) <= dom.ids
     assert len(dom.images) == 3 and all(src.startswith("data:image/png;base64,") for src in dom.images)
-    assert "http://" not in page and "https://" not in page.replace("https://example", "")  # nothing fetched
+    assert "http://" not in page and "https://" not in page  # nothing to fetch
     assert "Holm-Bonferroni" in page and "90% bootstrap interval" in page
+    # the paper tables: per template and best/mean, accuracy over all and over parsed items, chance level
+    assert {"paper-belebele-acc-paper", "paper-belebele-acc-instruct", "paper-belebele-acc-best",
+            "paper-belebele-acc_parsed-instruct"} <= dom.ids
+    assert "Chance level: 25.0." in page and "· pf 80.0" in page
 
 
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.skip("headless Chromium not installed (Debian: apt-get install chromium); .ci/run installs it")
+def test_summary_sentences_say_significance_and_parsing(analysed):
+    page = (analysed / "results/report.html").read_text(encoding="utf-8")
+    # m1 vs m3 on instruct in English: 1 vs 10 right of 10, McNemar on 9 discordant items, Holm over 18 tests
+    gap = next(line for line in page.splitlines() if "biggest model gap" in line)
+    assert "m1 10.0 vs m3 100.0" in gap and "significant under the paired test (exact McNemar" in gap
+    assert "over parsed items m1 12.5%, m3 100.0%: mostly a difference in answering" in gap
+    effect = next(line for line in page.splitlines() if "largest template effect" in line)
+    assert "not significant under the paired test" in effect
+    assert "most robust language to the template" in page and "least robust language to the template" in page
 
 
-def run_chromium(*args: str, profile: Path) -> subprocess.CompletedProcess:
-    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           "--disable-dev-shm-usage", f"--user-data-dir={profile}", *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True)
+def test_browser_check_catches_requests_and_script_errors(tmp_path):
+    bad = tmp_path / "bad.html"
+    bad.write_text('<!DOCTYPE html><html><body><img src="http://example.test/pixel.png">'
+                   "<script>notDefinedAnywhere();</script></body></html>", encoding="utf-8")
+    _, requests, errors = load_in_chromium(bad.as_uri(), tmp_path / "profile")
+    assert requests == ["http://example.test/pixel.png"]
+    assert len(errors) == 1 and "notDefinedAnywhere is not defined" in errors[0]
 
 
 def test_report_renders_in_headless_chromium(analysed, tmp_path):
     url = (analysed / "results/report.html").resolve().as_uri()
-    dom_text = run_chromium("--dump-dom", url, profile=tmp_path / "profile").stdout
+    dom_text, requests, errors = load_in_chromium(url, tmp_path / "profile")
+    assert requests == [] and errors == []
     dom = Dom()
     dom.feed(dom_text)
     assert set(TABLE_IDS) <= dom.ids
-    assert dom.sections == ["findings", "leaderboard", "heatmaps", "sensitivity", "significance", "parse-failures",
+    assert dom.sections == ["findings", "leaderboard", "figures", "sensitivity", "significance", "parse-failures",
                             "difficulty"]
     assert len(dom.images) == 3 and dom.cells > 500
 
-    shot = tmp_path / "report.png"
-    run_chromium("--hide-scrollbars", "--window-size=1280,2400", f"--screenshot={shot}", url,
+    # laptop width; the screenshot is kept beside the report for a person to look at
+    shot = analysed / "results/report-screenshot.png"
+    run_chromium("--hide-scrollbars", "--window-size=1366,2400", f"--screenshot={shot}", url,
                  profile=tmp_path / "profile")
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", data[16:24])
-    assert (width, height) == (1280, 2400) and len(data) > 50_000  # a page with content, not a blank one
+    assert (width, height) == (1366, 2400) and len(data) > 50_000  # a page with content, not a blank one
+    print(f"screenshot: {shot}")
 
 
 def test_analysis_settings_are_validated(repo_root):
@@ -167,7 +179,8 @@ def test_single_model_report_says_what_it_cannot_do(tmp_path):
     gaps = difficulty.crosslingual(raw)
     tables.update(difficulty_buckets=diff["buckets"], difficulty_patterns=diff["patterns"],
                   crosslingual_gaps=gaps["gaps"], crosslingual_items=gaps["items"])
-    page = report.render(tables, {}, {"seed": 1})
+    page = report.render(tables, {"belebele": {}}, {"seed": 1})
     assert "Model-vs-model tests need two models; this grid has 1 (m1)." in page
     assert "Ranking models needs two models" in page
     assert 'id="significance-models-table"' not in page and 'id="significance-templates-table"' in page
+    assert "belebele: one model in the grid, so there is no model gap to measure." in page

@@ -1,4 +1,8 @@
-"""Aggregate per-combination scores into the leaderboard (CSV and Markdown) and DVC's metrics.json."""
+"""Aggregate per-combination scores into the leaderboard and DVC's metrics.json.
+
+``leaderboard.csv`` is the long table for machines (one row per model, task, language, template and metric,
+rates on 0-1); ``leaderboard.md`` holds the pivoted tables a paper prints (babeleval.analysis.paper_tables).
+"""
 
 from __future__ import annotations
 
@@ -36,23 +40,31 @@ def nested_metrics(frame: pd.DataFrame) -> dict[str, Any]:
 def write_outputs(score_files: Iterable[str | Path], csv_path: str | Path, md_path: str | Path,
                   metrics_path: str | Path, raw_files: Iterable[str | Path] | None = None,
                   bootstrap: dict[str, Any] | None = None) -> pd.DataFrame:
-    """Write the leaderboard; with ``raw_files``, add seeded bootstrap intervals (``ci_low``, ``ci_high``).
+    """Write the leaderboard; with ``raw_files``, add seeded bootstrap intervals (``ci_low``, ``ci_high``),
+    accuracy over parsed items (``acc_parsed``), the chance level and the truncated-prompt count.
 
     ``bootstrap`` holds ``seed``, ``samples`` and ``confidence`` (see babeleval.analysis.bootstrap).
     """
+    score_files = list(score_files)
     scores = [json.loads(Path(p).read_text(encoding="utf-8")) for p in score_files]
     frame = leaderboard(scores)
+    metrics = nested_metrics(frame)  # the scores' own metrics only: what `dvc exp show` compares
+    settings = bootstrap or {}
+    confidence = settings.get("confidence", 0.95)
     if raw_files is not None:
         from .analysis.bootstrap import leaderboard_intervals
+        from .analysis.headline import add_headline_columns
 
-        settings = bootstrap or {}
-        frame = leaderboard_intervals(frame, list(raw_files), seed=settings.get("seed", 0),
-                                      n_samples=settings.get("samples", 1000),
-                                      confidence=settings.get("confidence", 0.95))
+        raw_files = list(raw_files)
+        frame = leaderboard_intervals(frame, raw_files, seed=settings.get("seed", 0),
+                                      n_samples=settings.get("samples", 1000), confidence=confidence)
+        frame = add_headline_columns(frame, raw_files, score_files, seed=settings.get("seed", 0),
+                                     n_samples=settings.get("samples", 1000), confidence=confidence)
+    from .analysis.paper_tables import markdown
+
     with atomic_open(csv_path) as handle:
         frame.to_csv(handle, index=False, float_format="%.6f", lineterminator="\n")
     with atomic_open(md_path) as handle:
-        handle.write("# Leaderboard\n\n")
-        handle.write(frame.to_markdown(index=False, floatfmt=".4f") + "\n")
-    write_json(metrics_path, nested_metrics(frame))
+        handle.write(markdown(frame, confidence) + "\n")
+    write_json(metrics_path, metrics)
     return frame

@@ -31,6 +31,7 @@ from .backends.chat import build_messages, is_chat
 from .cache import NoCache, ResponseCache, request_key
 from .fingerprint import digest, model_fingerprint
 from .jsonl import read_jsonl, write_json, write_jsonl
+from .progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -188,6 +189,7 @@ def run(
         template_sha = getattr(backend, "chat_template_sha256", None)
         todo = sorted(missing.items(), key=lambda kv: -len(kv[1][0]["prompt"]))
         streaming = hasattr(backend, "iter_generate" if mode == "generate" else "iter_loglikelihood")
+        progress = Progress(len(todo), log=log)
         try:
             if streaming:
                 committer = _Committer(cache, flush_every, flush_seconds)
@@ -198,7 +200,7 @@ def run(
                         computed[todo[index][0]] = record
                         committer.add(todo[index][0], record)
                         if done % max(1, chunk_size) == 0:
-                            log.info("computed %d/%d", done, len(todo))
+                            progress.report(done)
                 finally:  # whatever finished before an error or interruption stays in the cache
                     committer.flush()
             else:
@@ -211,7 +213,7 @@ def run(
                             record["chat_template_sha256"] = template_sha
                     cache.put_many(batch)
                     computed.update(batch)
-                    log.info("computed %d/%d", min(start + chunk_size, len(todo)), len(todo))
+                    progress.report(min(start + chunk_size, len(todo)))
         finally:
             if hasattr(backend, "usage"):
                 api_usage = backend.usage()

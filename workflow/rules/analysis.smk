@@ -1,6 +1,8 @@
 # Analysis: raw per-item outputs and the leaderboard -> tables, figures and one HTML report (CPU, no model).
 # Settings come from params.yaml `analysis` (see ANALYSIS in common.smk).
 
+from babeleval.analysis.figures import figure_targets
+
 ANALYSIS_DIR = "results/analysis"
 
 
@@ -72,7 +74,7 @@ rule item_difficulty:
 
 rule plots:
     output:
-        all_plots(),
+        figure_targets(GRID.tasks),
     input:
         leaderboard="results/leaderboard.csv",
         rates=rules.parse_failures.output.rates,
@@ -101,7 +103,7 @@ rule report:
         difficulty_patterns=rules.item_difficulty.output.patterns,
         crosslingual_gaps=rules.item_difficulty.output.gaps,
         crosslingual_items=rules.item_difficulty.output.gap_items,
-        plots=all_plots(),
+        plots=figure_targets(GRID.tasks),
     params:
         settings=ANALYSIS,
     log:

@@ -7,7 +7,7 @@ This module does the same for any grid, per (task, language, template):
 - ``items``: each item with the number and names of the models that got it right;
 - ``buckets``: items counted by how many models got them right, from "every
   model" down to "no model", with example items;
-- ``patterns``: the exact set of models that got an item right, counted (seed 001's
+- ``patterns``: the exact set of models that got an item right, counted (the Belebele tutorial blog's
   "only 13B and 70B");
 - ``crosslingual``: for tasks whose items are parallel across languages (the
   same id in every language, as in Belebele), per model and template, the items

@@ -1,8 +1,12 @@
 """Figures (PNG, matplotlib's Agg backend: no display needed), one set per task.
 
-- ``heatmap.png``: the task's main metric, models x languages, one panel per template;
-- ``template_spread.png``: per language and model, the score under each template and the range they span;
-- ``parse_failures.png``: parse-failure rate, (model, template) x language, for templates that generate.
+- ``heatmap.png``: the task's headline metric, models x languages, one panel per template;
+- ``template_spread.png`` (tasks with two templates or more): per language and model, the score under each
+  template with its bootstrap interval, the range the templates span, and the chance level;
+- ``parse_failures.png`` (tasks with a generated template): parse-failure rate, (model, template) x language.
+
+Every metric is drawn on the scale the tables use (babeleval.analysis.units: accuracy in percent, chrF/BLEU
+0-100), and languages are ordered by their mean headline score, best first, in every figure of a task.
 """
 
 from __future__ import annotations
@@ -17,18 +21,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-# Preferred headline metric of a task, first present wins.
-PRIMARY = ("acc", "chrf", "spbleu", "bleu", "f1", "exact_match", "acc_norm")
+from .paper_tables import language_order  # noqa: E402
+from .units import axis_label, label, primary_metric, shown  # noqa: E402
+
 MARKERS = "os^Dv<>Pp*hX"
 PNG_METADATA = {"Software": None}  # no matplotlib version in the file: reruns give the same bytes
 
-
-def primary_metric(metrics) -> str | None:
-    metrics = [m for m in metrics if m != "parse_failure_rate"]
-    for name in PRIMARY:
-        if name in metrics:
-            return name
-    return sorted(metrics)[0] if metrics else None
+__all__ = ["heatmap", "template_spread", "parse_failures", "primary_metric", "value_range", "language_order"]
 
 
 def value_range(values) -> tuple[float, float]:
@@ -43,6 +42,25 @@ def value_range(values) -> tuple[float, float]:
     if low >= 0 and high <= 100:
         return 0.0, 100.0
     return low, high if high > low else low + 1
+
+
+def headline(leaderboard: pd.DataFrame, task: str) -> tuple[str | None, pd.DataFrame]:
+    """The task's headline metric and its rows, values (and intervals) on the shown scale."""
+    frame = leaderboard[leaderboard["task"] == task]
+    metric = primary_metric(frame["metric"].unique())
+    if metric is None:
+        return None, frame.iloc[0:0]
+    frame = frame[frame["metric"] == metric].copy()
+    for column in ("value", "ci_low", "ci_high", "chance"):
+        if column in frame.columns:
+            frame[column] = [shown(metric, v) for v in frame[column].astype(float)]
+    return metric, frame
+
+
+def chance_of(frame: pd.DataFrame) -> float | None:
+    if "chance" not in frame.columns or frame["chance"].dropna().empty:
+        return None
+    return float(frame["chance"].dropna().mean())
 
 
 def _save(fig, path: str | Path) -> str:
@@ -71,20 +89,18 @@ def _grid(ax, table: pd.DataFrame, vmin: float, vmax: float, cmap: str, annotate
             for j in range(data.shape[1]):
                 if np.isfinite(data[i, j]):
                     frac = (data[i, j] - vmin) / (vmax - vmin) if vmax > vmin else 0.5
-                    ax.text(j, i, f"{data[i, j]:.2f}", ha="center", va="center", fontsize=8,
+                    ax.text(j, i, f"{data[i, j]:.1f}", ha="center", va="center", fontsize=8,
                             color="white" if (frac < 0.55) == (cmap == "viridis") else "black")
     return image
 
 
 def heatmap(leaderboard: pd.DataFrame, task: str, path: str | Path) -> str:
-    frame = leaderboard[leaderboard["task"] == task]
-    metric = primary_metric(frame["metric"].unique())
-    title = f"{task}: {metric} by model and language"
-    if metric is None:
+    metric, frame = headline(leaderboard, task)
+    title = f"{task}: {label(metric) if metric else 'no scores'}"
+    if metric is None or frame.empty:
         return _empty(path, title, "no scores")
-    frame = frame[frame["metric"] == metric]
     templates = sorted(frame["template"].unique())
-    languages = sorted(frame["language"].unique())
+    languages = language_order(frame)
     models = sorted(frame["model"].unique())
     vmin, vmax = value_range(frame["value"])
     panel = min(40.0 / len(templates), 0.8 + 0.6 * len(languages))
@@ -98,61 +114,77 @@ def heatmap(leaderboard: pd.DataFrame, task: str, path: str | Path) -> str:
         table = table.reindex(index=models, columns=languages)
         image = _grid(ax, table, vmin, vmax, "viridis", annotate=len(languages) <= 30)
         ax.set_title(f"template: {template}", fontsize=10)
-    fig.colorbar(image, ax=axes[0].tolist(), shrink=0.9, label=metric)
-    fig.suptitle(title)
+    chance = chance_of(frame)
+    bar = fig.colorbar(image, ax=axes[0].tolist(), shrink=0.9,
+                       label=axis_label(metric) + (f" (chance {chance:.1f})" if chance is not None else ""))
+    if chance is not None:
+        bar.ax.axhline(chance, color="red", linewidth=2.5)
+    fig.suptitle(title + "; languages by mean score")
     return _save(fig, path)
 
 
 def template_spread(leaderboard: pd.DataFrame, task: str, path: str | Path) -> str:
-    frame = leaderboard[leaderboard["task"] == task]
-    metric = primary_metric(frame["metric"].unique())
-    title = f"{task}: {metric} under each template (bar = min..max across templates)"
-    if metric is None:
-        return _empty(path, title, "no scores")
-    frame = frame[frame["metric"] == metric]
-    languages = sorted(frame["language"].unique())
-    models = sorted(frame["model"].unique())
+    """Needs two templates or more: with one there is no spread to draw (the report says so instead)."""
+    metric, frame = headline(leaderboard, task)
     templates = sorted(frame["template"].unique())
+    if len(templates) < 2:
+        raise ValueError(f"{task}: a template spread needs two templates or more, found {len(templates)}")
+    languages = language_order(frame)
+    models = sorted(frame["model"].unique())
     colours = plt.get_cmap("tab10")
     fig, ax = plt.subplots(figsize=(min(40.0, 2.5 + 0.9 * len(languages) * max(1, len(models)) ** 0.5), 4.2))
     width = 0.8 / max(1, len(models))
+    step = width / (len(templates) + 1)
+    intervals = {"ci_low", "ci_high"} <= set(frame.columns)
     for mi, model in enumerate(models):
         sub = frame[frame["model"] == model]
         for li, language in enumerate(languages):
-            values = sub[sub["language"] == language]
+            values = sub[sub["language"] == language].dropna(subset=["value"])
             if values.empty:
                 continue
-            x = li - 0.4 + width * (mi + 0.5)
-            ax.vlines(x, values["value"].min(), values["value"].max(), color=colours(mi % 10), linewidth=3, alpha=0.35)
+            x0 = li - 0.4 + width * mi
+            ax.fill_between([x0 + step * 0.5, x0 + width - step * 0.5], values["value"].min(), values["value"].max(),
+                            color=colours(mi % 10), alpha=0.15, linewidth=0)
             for ti, template in enumerate(templates):
-                point = values[values["template"] == template]["value"]
-                if not point.empty:
-                    ax.scatter([x], point.iloc[:1], marker=MARKERS[ti % len(MARKERS)], color=colours(mi % 10),
-                               s=36, zorder=3, label=f"{model} / {template}" if li == 0 else None)
+                point = values[values["template"] == template]
+                if point.empty:
+                    continue
+                row = point.iloc[0]
+                x = x0 + step * (ti + 1)
+                if intervals and np.isfinite(row["ci_low"]) and np.isfinite(row["ci_high"]):
+                    ax.errorbar([x], [row["value"]], yerr=[[row["value"] - row["ci_low"]], [row["ci_high"] - row["value"]]],
+                                fmt="none", ecolor=colours(mi % 10), elinewidth=1, capsize=2, alpha=0.8)
+                ax.scatter([x], [row["value"]], marker=MARKERS[ti % len(MARKERS)], color=colours(mi % 10),
+                           s=30, zorder=3, label=f"{model} / {template}" if li == 0 else None)
+    chance = chance_of(frame)
+    if chance is not None:
+        ax.axhline(chance, color="red", linestyle="--", linewidth=1, label=f"chance ({chance:.1f})")
     ax.set_xticks(range(len(languages)), languages, rotation=45, ha="right")
-    ax.set_ylabel(metric)
+    ax.set_ylabel(axis_label(metric))
     low, high = value_range(frame["value"])
     pad = 0.03 * (high - low)
     ax.set_ylim(low - pad, high + pad)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), title="model / template")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(f"{task}: {metric} under each template with its interval (band = range across templates)", fontsize=10)
     return _save(fig, path)
 
 
-def parse_failures(rates: pd.DataFrame, task: str, path: str | Path) -> str:
+def parse_failures(rates: pd.DataFrame, task: str, path: str | Path, languages: list[str] | None = None) -> str:
     frame = rates[rates["task"] == task]
     if "generated" in frame.columns:
-        frame = frame[frame["generated"].astype(bool)]
-    title = f"{task}: parse-failure rate by model / template and language"
+        frame = frame[frame["generated"].astype(str).str.lower() == "true"]
+    title = f"{task}: parse-failure rate (%) by model / template and language"
     if frame.empty:
         return _empty(path, title, "no generated responses: log-likelihood templates have nothing to parse")
-    frame = frame.assign(row=frame["model"] + " / " + frame["template"])
+    frame = frame.assign(row=frame["model"] + " / " + frame["template"], rate=100.0 * frame["rate"].astype(float))
     table = frame.pivot_table(index="row", columns="language", values="rate", aggfunc="first")
-    table = table.sort_index().reindex(columns=sorted(table.columns))
+    order = [lang for lang in (languages or []) if lang in table.columns]
+    order += sorted(set(table.columns) - set(order))
+    table = table.sort_index().reindex(columns=order)
     fig, ax = plt.subplots(figsize=(min(40.0, 2.5 + 0.6 * table.shape[1]), 1.4 + 0.45 * table.shape[0]),
                            layout="constrained")
-    image = _grid(ax, table, 0.0, 1.0, "Reds", annotate=table.shape[1] <= 30)
-    fig.colorbar(image, ax=ax, label="parse-failure rate")
+    image = _grid(ax, table, 0.0, 100.0, "Reds", annotate=table.shape[1] <= 30)
+    fig.colorbar(image, ax=ax, label="parse-failure rate, %")
     ax.set_title(title, fontsize=10)
     return _save(fig, path)

@@ -104,3 +104,16 @@ def write_csv(frame, path: str | Path) -> None:
 
     with atomic_open(path) as handle:
         frame.to_csv(handle, index=False, float_format="%.6f", lineterminator="\n")
+
+
+NAME_COLUMNS = ("model", "task", "language", "template", "metric", "fixed", "a", "b", "best_template",
+                "worst_template", "template_a", "template_b")
+
+
+def read_table(path: str | Path):
+    """An analysis CSV read back with its name columns as text: a template named ``0.2`` or ``007`` stays so."""
+    import pandas as pd
+
+    header = pd.read_csv(path, nrows=0).columns
+    return pd.read_csv(path, dtype={c: str for c in header if c in NAME_COLUMNS}, keep_default_na=False,
+                       na_values=[""])

@@ -1,0 +1,78 @@
+"""The leaderboard a paper prints: models x languages per template, value and interval, stated units, chance level,
+parse-failure rate beside generated scores, accuracy over parsed items, names that look like numbers kept as text."""
+
+import json
+
+import pandas as pd
+
+from analysis_data import write_results
+from babeleval import aggregate
+from babeleval.analysis import headline, paper_tables
+from babeleval.analysis.records import read_table
+
+
+def test_chance_level_from_the_items_choices():
+    assert headline.chance_level([{"choices": ["a", "b", "c", "d"]}] * 3) == 0.25
+    assert headline.chance_level([{"choices": ["含意", "矛盾", "中立"]}, {"choices": ["ja", "nein"]}]) == (1 / 3 + 1 / 2) / 2
+    assert headline.chance_level([{"gold": "Bonjour"}]) is None  # translation: no chance level
+
+
+def test_parsed_accuracy_counts_only_readable_answers():
+    records = [{"id": "1", "response": "B", "parsed": True, "correct": True},
+               {"id": "2", "response": "???", "parsed": False, "correct": False},
+               {"id": "3", "response": "C", "parsed": True, "correct": False},
+               {"id": "4", "response": "", "parsed": False, "correct": False}]
+    row = headline.parsed_accuracy_row(("m", "t", "yor_Latn", "instruct"), records, seed=1, n_samples=50)
+    assert row["value"] == 0.5 and row["n"] == 2 and row["ci_low"] <= 0.5 <= row["ci_high"]
+    loglik = [{"id": "1", "parsed": True, "correct": True, "loglikelihoods": [-1.0, -2.0]}]
+    assert headline.parsed_accuracy_row(("m", "t", "yor_Latn", "paper"), loglik, seed=1) is None
+
+
+def test_leaderboard_markdown_is_pivoted_with_units_intervals_and_parse_failures(tmp_path):
+    raws, scores = write_results(tmp_path)
+    # one scores file records truncated prompts (older ones do not)
+    first = json.loads(scores[0].read_text())
+    scores[0].write_text(json.dumps({**first, "truncated_prompts": 3}))
+    board = aggregate.write_outputs(scores, tmp_path / "lb.csv", tmp_path / "lb.md", tmp_path / "m.json",
+                                    raw_files=raws, bootstrap={"seed": 3, "samples": 200, "confidence": 0.9})
+    md = (tmp_path / "lb.md").read_text(encoding="utf-8")
+    assert "## belebele: accuracy over all items, % (a parse failure counts as wrong)" in md
+    assert "## belebele: accuracy over parsed items only, %" in md
+    assert "chance 25.0." in md and "90% bootstrap interval" in md
+    assert "### template `instruct`" in md and "### template `paper`" in md and "### best and mean over templates" in md
+    # m1 / fra_Latn / instruct: 1 right of 10, 8 parse failures; 1 right of the 2 parsed
+    instruct = md.split("### template `instruct`")[1]
+    m1 = next(line for line in instruct.splitlines() if line.startswith("| m1"))
+    assert "10.0 [" in m1 and "· pf 80.0" in m1
+    paper = md.split("### template `paper`")[1].split("###")[0]
+    assert "pf" not in paper  # log-likelihood scoring has nothing to parse
+    assert "- m1 / belebele / eng_Latn / paper: 3 of 10" in md
+    # the long CSV keeps 0-1 values, one row per metric, with the new columns
+    csv = read_table(tmp_path / "lb.csv")
+    assert list(csv.columns) == ["model", "task", "language", "template", "metric", "value", "n", "ci_low",
+                                 "ci_high", "chance", "truncated_prompts"]
+    row = csv[(csv.model == "m1") & (csv.language == "fra_Latn") & (csv.metric == "acc_parsed")].iloc[0]
+    assert row.value == 0.5 and row.n == 2
+    assert set(csv[csv.metric == "acc"]["chance"]) == {0.25} and csv[csv.metric == "parse_failure_rate"]["chance"].isna().all()
+    # metrics.json holds the scores' metrics only (what `dvc exp show` lays out)
+    nested = json.loads((tmp_path / "m.json").read_text())
+    assert "acc_parsed" not in nested["m1"]["belebele"]["fra_Latn"]["instruct"]
+    assert len(board) == len(csv)
+
+
+def test_languages_ordered_by_score_and_scales_fixed():
+    frame = pd.DataFrame({"model": ["m"] * 3, "task": ["mt"] * 3, "language": ["yor_Latn", "jpn_Jpan", "hin_Deva"],
+                          "template": ["0.2"] * 3, "metric": ["chrf"] * 3, "value": [21.0, 48.5, 33.0],
+                          "n": [8] * 3, "ci_low": [15.0, 40.0, 25.0], "ci_high": [27.0, 55.0, 40.0]})
+    assert paper_tables.language_order(frame) == ["jpn_Jpan", "hin_Deva", "yor_Latn"]
+    md = paper_tables.markdown(frame)
+    assert "## mt: chrF, 0-100" in md and "no chance level." in md and "48.5 [40.0, 55.0]" in md
+    assert "### template `0.2`" in md and "best and mean" not in md  # one template: no best-of table
+
+
+def test_names_that_look_like_numbers_stay_text(tmp_path):
+    path = tmp_path / "lb.csv"
+    path.write_text("model,task,language,template,metric,value,n\n007,jnli,jpn_Jpan,0.2,acc,0.5,4\n"
+                    "true,jnli,jpn_Jpan,0.10,acc,0.25,4\n", encoding="utf-8")
+    board = read_table(path)
+    assert list(board["template"]) == ["0.2", "0.10"] and list(board["model"]) == ["007", "true"]

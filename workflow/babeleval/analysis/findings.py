@@ -1,0 +1,166 @@
+"""The report's summary sentences, each with its evidence: is the difference real, and is it parsing or answering?
+
+Per task, on its headline metric (babeleval.analysis.units):
+
+- the **largest template effect** (one model and language, two templates) and the **biggest model gap** (one
+  template and language, two models), from the paired tests (exact McNemar or paired bootstrap, Holm-adjusted
+  p-value): each sentence says whether the difference is significant;
+- the **most and least robust language**: the mean spread across templates over models, with how many of that
+  language's template pairs differ significantly;
+- for each, the share of the difference that is **parsing** (parse-failure rates) and the share that is
+  **answering** (accuracy over parsed items). A log-likelihood template reads no text: it has no parse failures
+  and its accuracy over parsed items is its accuracy.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from .units import PARSE_FAILURE_RATE, PARSED_ACCURACY, primary_metric, shown
+
+Key = tuple[str, str, str, str]  # model, task, language, template
+
+
+def _finite(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+class Board:
+    """Leaderboard values by (model, task, language, template) and metric."""
+
+    def __init__(self, leaderboard: pd.DataFrame):
+        self.values: dict[tuple[Key, str], float] = {}
+        for row in leaderboard.itertuples(index=False):
+            self.values[((row.model, row.task, row.language, row.template), row.metric)] = float(row.value)
+
+    def get(self, key: Key, metric: str) -> float | None:
+        value = self.values.get((key, metric))
+        return value if _finite(value) else None
+
+    def parse_failure(self, key: Key) -> float:
+        """0 where the template reports none (log-likelihood scoring reads no text)."""
+        value = self.get(key, PARSE_FAILURE_RATE)
+        return 0.0 if value is None else value
+
+    def parsed_accuracy(self, key: Key) -> float | None:
+        value = self.get(key, PARSED_ACCURACY)
+        if value is None and self.get(key, PARSE_FAILURE_RATE) is None:
+            return self.get(key, "acc")  # nothing to parse: every answer counts
+        return value
+
+
+def pct(value: float) -> str:
+    return f"{100.0 * value:.1f}%"
+
+
+def significance_text(row: pd.Series, alpha: float) -> str:
+    verdict = "significant" if bool(row["significant"]) else "not significant"
+    return f"{verdict} under the paired test ({row['test']}, Holm-adjusted p = {float(row['p_holm']):.3g}, alpha {alpha})"
+
+
+def parsing_text(board: Board, a: Key, b: Key, label_a: str, label_b: str, metric: str) -> str:
+    """How much of a difference between ``a`` and ``b`` is parsing and how much is answering."""
+    pf_a, pf_b = board.parse_failure(a), board.parse_failure(b)
+    if pf_a == 0 and pf_b == 0:
+        return "No parse failures on either side: the difference is in answering."
+    text = f"Parse failures: {label_a} {pct(pf_a)}, {label_b} {pct(pf_b)}"
+    if metric != "acc":
+        return text + "."
+    acc_a, acc_b = board.parsed_accuracy(a), board.parsed_accuracy(b)
+    if acc_a is None or acc_b is None:
+        side = label_a if acc_a is None else label_b
+        return text + f"; {side} has no parsed answer, so the difference is parsing."
+    text += f"; over parsed items {label_a} {pct(acc_a)}, {label_b} {pct(acc_b)}"
+    parsing, answering = abs(pf_a - pf_b), abs(acc_a - acc_b)
+    if parsing > answering:
+        return text + ": mostly a difference in parsing (format), not in answering."
+    return text + ": mostly a difference in answering, not in parsing."
+
+
+def _largest(sig: pd.DataFrame) -> pd.Series | None:
+    if sig.empty:
+        return None
+    order = sig.assign(size=sig["diff"].astype(float).abs()).sort_values(
+        ["size", "language", "fixed", "a", "b"], ascending=[False, True, True, True, True], kind="stable")
+    return order.iloc[0]
+
+
+def template_effect(task: str, metric: str, board: Board, sig: pd.DataFrame, n_templates: int, alpha: float) -> str:
+    if n_templates < 2:
+        return f"{task}: one template in the grid, so there is no template effect to measure."
+    row = _largest(sig)
+    if row is None:
+        return f"{task}: no paired template test could be run on {metric}."
+    model, language, a, b = row["fixed"], row["language"], row["a"], row["b"]
+    diff = shown(metric, float(row["score_a"])) - shown(metric, float(row["score_b"]))
+    return (f"{task}: largest template effect on {metric}: {model}, {language}, template {a} "
+            f"{shown(metric, float(row['score_a'])):.1f} vs {b} {shown(metric, float(row['score_b'])):.1f} "
+            f"({diff:+.1f} points on {int(row['n_items'])} paired items), {significance_text(row, alpha)}. "
+            + parsing_text(board, (model, task, language, a), (model, task, language, b), a, b, metric))
+
+
+def model_gap(task: str, metric: str, board: Board, sig: pd.DataFrame, n_models: int, alpha: float) -> str:
+    if n_models < 2:
+        return f"{task}: one model in the grid, so there is no model gap to measure."
+    row = _largest(sig)
+    if row is None:
+        return f"{task}: no paired model test could be run on {metric}."
+    template, language, a, b = row["fixed"], row["language"], row["a"], row["b"]
+    diff = shown(metric, float(row["score_a"])) - shown(metric, float(row["score_b"]))
+    return (f"{task}: biggest model gap on {metric}: template {template}, {language}, {a} "
+            f"{shown(metric, float(row['score_a'])):.1f} vs {b} {shown(metric, float(row['score_b'])):.1f} "
+            f"({diff:+.1f} points on {int(row['n_items'])} paired items), {significance_text(row, alpha)}. "
+            + parsing_text(board, (a, task, language, template), (b, task, language, template), a, b, metric))
+
+
+def robust_languages(task: str, metric: str, board: Board, task_board: pd.DataFrame, sig: pd.DataFrame) -> list[str]:
+    """Most and least robust language: mean over models of the spread across templates."""
+    frame = task_board[task_board["metric"] == metric].dropna(subset=["value"])
+    spreads: dict[str, list[float]] = {}
+    pf_spreads: dict[str, list[float]] = {}
+    for (model, language), group in frame.groupby(["model", "language"], sort=True):
+        if group["template"].nunique() < 2:
+            continue
+        spreads.setdefault(language, []).append(shown(metric, group["value"].max()) - shown(metric, group["value"].min()))
+        rates = [board.parse_failure((model, task, language, t)) for t in group["template"]]
+        pf_spreads.setdefault(language, []).append(100.0 * (max(rates) - min(rates)))
+    if len(spreads) < 2:
+        return []
+    mean = {lang: sum(v) / len(v) for lang, v in spreads.items()}
+    ranked = sorted(mean, key=lambda lang: (mean[lang], lang))
+    out = []
+    for word, language in (("most", ranked[0]), ("least", ranked[-1])):
+        tests = sig[sig["language"] == language]
+        significant = int(tests["significant"].astype(bool).sum()) if not tests.empty else 0
+        pf = sum(pf_spreads[language]) / len(pf_spreads[language])
+        out.append(f"{task}: {word} robust language to the template: {language} (templates move {metric} by "
+                   f"{mean[language]:.1f} points on average over models; {significant} of {len(tests)} template pairs "
+                   f"differ significantly; parse-failure rates move by {pf:.1f} points).")
+    return out
+
+
+def per_task(leaderboard: pd.DataFrame, sig_templates: pd.DataFrame, sig_models: pd.DataFrame,
+             alpha: float = 0.05) -> dict[str, list[str]]:
+    """task -> its summary sentences, in reading order."""
+    board = Board(leaderboard)
+    out: dict[str, list[str]] = {}
+    for task in sorted(leaderboard["task"].unique()):
+        task_board = leaderboard[leaderboard["task"] == task]
+        metric = primary_metric(task_board["metric"].unique())
+        if metric is None:
+            continue
+
+        def tests(frame: pd.DataFrame) -> pd.DataFrame:
+            if frame.empty:
+                return frame
+            return frame[(frame["task"] == task) & (frame["metric"] == metric)]
+
+        sentences = [template_effect(task, metric, board, tests(sig_templates), task_board["template"].nunique(),
+                                     alpha)]
+        sentences += robust_languages(task, metric, board, task_board, tests(sig_templates))
+        sentences.append(model_gap(task, metric, board, tests(sig_models), task_board["model"].nunique(), alpha))
+        out[task] = sentences
+    return out

@@ -1,0 +1,100 @@
+"""What a headline number needs beside it, computed from a combination's raw records.
+
+- ``acc_parsed``: accuracy over the items whose answer could be read. With
+  ``acc`` (over all items, a parse failure counting as wrong) and
+  ``parse_failure_rate`` it separates *can the model answer* from *does it
+  answer in the format the parser reads*.
+- the **chance level** of an accuracy-type metric: the mean over items of
+  1 / (number of choices), for tasks whose items have choices; none otherwise
+  (translation, extractive QA and math have no chance level).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from .bootstrap import DEFAULT_CONFIDENCE, DEFAULT_SAMPLES, interval_for
+
+# metrics on a 0-1 scale whose chance level is 1 / (number of choices)
+CHANCE_METRICS = frozenset({"acc", "acc_norm", "acc_parsed", "balanced_acc"})
+PARSED_ACCURACY = "acc_parsed"
+
+
+def chance_level(records: Sequence[dict[str, Any]]) -> float | None:
+    """Mean of 1 / len(choices) over the records; None when the items have no choices."""
+    counts = [len(r["choices"]) for r in records if isinstance(r.get("choices"), list) and r["choices"]]
+    if not counts or len(counts) != len(records):
+        return None
+    return sum(1.0 / k for k in counts) / len(counts)
+
+
+def is_generated(records: Sequence[dict[str, Any]]) -> bool:
+    """A generated response (read by a parser), as opposed to log-likelihood scoring (nothing to parse)."""
+    return any("response" in r for r in records)
+
+
+def parsed_accuracy_row(combo: tuple[str, str, str, str], records: Sequence[dict[str, Any]], *, seed: int,
+                        n_samples: int = DEFAULT_SAMPLES, confidence: float = DEFAULT_CONFIDENCE
+                        ) -> dict[str, Any] | None:
+    """The ``acc_parsed`` leaderboard row of a generated combination scored per item; None otherwise."""
+    if not is_generated(records) or not all(isinstance(r.get("correct"), bool) for r in records):
+        return None
+    parsed = [r for r in records if r.get("parsed", True)]
+    model, task, language, template = combo
+    row = {"model": model, "task": task, "language": language, "template": template, "metric": PARSED_ACCURACY,
+           "value": float("nan"), "n": len(parsed), "ci_low": float("nan"), "ci_high": float("nan")}
+    if parsed:
+        row["value"] = sum(r["correct"] for r in parsed) / len(parsed)
+        row["ci_low"], row["ci_high"] = interval_for("acc", parsed, seed=seed, n_samples=n_samples,
+                                                     confidence=confidence)
+    return row
+
+
+def truncated_prompts(score_file: str | Path) -> int | None:
+    """Prompts cut to fit the model's context, where the scores file records it."""
+    value = json.loads(Path(score_file).read_text(encoding="utf-8")).get("truncated_prompts")
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def add_headline_columns(frame: pd.DataFrame, raw_files: Sequence[str | Path], score_files: Sequence[str | Path],
+                         *, seed: int, n_samples: int = DEFAULT_SAMPLES,
+                         confidence: float = DEFAULT_CONFIDENCE) -> pd.DataFrame:
+    """The leaderboard with ``acc_parsed`` rows, a ``chance`` column and a ``truncated_prompts`` column.
+
+    Raw files are read one at a time, as for the intervals.
+    """
+    from ..jsonl import read_jsonl
+    from .records import combo_from_path, slim
+
+    present = set(zip(frame["model"], frame["task"], frame["language"], frame["template"]))
+    chance: dict[tuple, float | None] = {}
+    extra_rows = []
+    for path in sorted(map(str, raw_files)):
+        combo = tuple(combo_from_path(path))
+        if combo not in present:
+            continue
+        full = read_jsonl(path)
+        chance[combo] = chance_level(full)
+        records = [slim(r) for r in full]
+        del full
+        row = parsed_accuracy_row(combo, records, seed=seed, n_samples=n_samples, confidence=confidence)
+        if row is not None and "acc" in set(frame.loc[(frame["model"] == combo[0]) & (frame["task"] == combo[1])
+                                                      & (frame["language"] == combo[2])
+                                                      & (frame["template"] == combo[3]), "metric"]):
+            extra_rows.append(row)
+    truncated = {}
+    for path in score_files:
+        summary = json.loads(Path(path).read_text(encoding="utf-8"))
+        key = (summary["model"], summary["task"], summary["language"], summary["template"])
+        truncated[key] = truncated_prompts(path)
+    out = pd.concat([frame, pd.DataFrame(extra_rows, columns=frame.columns)], ignore_index=True) \
+        if extra_rows else frame.copy()
+    keys = list(zip(out["model"], out["task"], out["language"], out["template"]))
+    out["chance"] = [chance.get(k) if m in CHANCE_METRICS else None for k, m in zip(keys, out["metric"])]
+    out["chance"] = out["chance"].astype(float)
+    out["truncated_prompts"] = pd.array([truncated.get(k) for k in keys], dtype="Int64")
+    return out.sort_values(["model", "task", "language", "template", "metric"], kind="stable").reset_index(drop=True)

@@ -1,0 +1,45 @@
+"""Progress lines with rate and ETA for long steps: ``computed 96/900 (11%), 12.4/s, elapsed 0:08, ETA 1:05``.
+
+A job's log lines go to its log file and to the console (babeleval.joblog), so one line serves both. The
+caller reports where its work becomes durable (a committed chunk), so a line never claims more than is kept.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Callable
+
+
+def clock_text(seconds: float) -> str:
+    """``0:08``, ``12:05``, ``3:02:15``."""
+    seconds = int(round(max(0.0, seconds)))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+class Progress:
+    """Rate and time left of ``total`` units of work, from when it was created."""
+
+    def __init__(self, total: int, what: str = "computed", log: logging.Logger | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        self.total, self.what = total, what
+        self.log = log or logging.getLogger("babeleval")
+        self.clock = clock
+        self.started = clock()
+
+    def line(self, done: int) -> str:
+        elapsed = self.clock() - self.started
+        share = f" ({done / self.total:.0%})" if self.total else ""
+        text = f"{self.what} {done}/{self.total}{share}"
+        if elapsed <= 0 or done <= 0:
+            return text
+        rate = done / elapsed
+        text += f", {rate:.1f}/s, elapsed {clock_text(elapsed)}"
+        if done < self.total:
+            text += f", ETA {clock_text((self.total - done) / rate)}"
+        return text
+
+    def report(self, done: int) -> None:
+        self.log.info("%s", self.line(done))
