@@ -194,14 +194,18 @@ def decomposition_table(matrices: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
         for name, columns in terms:
             design = np.hstack([design, columns])
             new_rss, new_rank = _weighted_rss(design, y, w)
-            rows.append({"task": task, "family": family, "term": name, "df": new_rank - rank,
-                         "ss": max(rss - new_rss, 0.0), "share": max(rss - new_rss, 0.0) / total if total else math.nan})
+            df = new_rank - rank
+            note = ("" if df else "not separable from the terms above with these variants (sample more variants, "
+                    "or vary fewer axes)" if columns.shape[1] else "one level only")
+            rows.append({"task": task, "family": family, "term": name, "df": df, "ss": max(rss - new_rss, 0.0),
+                         "share": max(rss - new_rss, 0.0) / total if total else math.nan, "note": note})
             rss, rank = new_rss, new_rank
         rows.append({"task": task, "family": family, "term": "cells not explained", "df": len(cells) - rank,
-                     "ss": rss, "share": rss / total if total else math.nan})
+                     "ss": rss, "share": rss / total if total else math.nan, "note": "higher-order interactions"})
         rows.append({"task": task, "family": family, "term": "items (within cells)", "df": total_n - len(cells),
-                     "ss": within, "share": within / total if total else math.nan})
-    return pd.DataFrame(rows, columns=["task", "family", "term", "df", "ss", "share"])
+                     "ss": within, "share": within / total if total else math.nan,
+                     "note": "item difficulty and item x factor effects"})
+    return pd.DataFrame(rows, columns=["task", "family", "term", "df", "ss", "share", "note"])
 
 
 # -- rank stability ---------------------------------------------------------------------------------
