@@ -48,7 +48,7 @@ CASES = [
          [P + r"invalid configuration", r"tasks: 'belebelle' is not one of \['belebele', "]),
     Case("unknown-template", edit_params(_set(["tasks", "belebele", "templates"], ["paper", "instrcut"])),
          [P + r"tasks\.belebele\.templates: prompts/belebele/instrcut\.yaml: no template 'instrcut' for task "
-              r"'belebele' \(available: blog, instruct, paper\)"]),
+              r"'belebele' \(available: blog, formatspread, instruct, paper\)"]),
     Case("unknown-language", edit_params(_set(["tasks", "belebele", "languages"], ["eng_Latn", "yor_Latn"])),
          [P + r"tasks\.belebele\.languages: no data file for data/samples/belebele/yor_Latn\.jsonl"]),
     Case("language-not-a-code", edit_params(_set(["tasks", "belebele", "languages"], ["eng Latn"])),

@@ -57,7 +57,7 @@ def test_schema_errors_name_the_key(params, repo_root, path, value, message):
 
 def test_misspelt_template(params, repo_root):
     bad = mutate(params, ["tasks", "belebele", "templates"], ["paper", "instrcut"])
-    with pytest.raises(ConfigError, match=r"tasks\.belebele\.templates: .*instrcut\.yaml: no template 'instrcut'.*available: blog, instruct, paper"):
+    with pytest.raises(ConfigError, match=r"tasks\.belebele\.templates: .*instrcut\.yaml: no template 'instrcut'.*available: blog, formatspread, instruct, paper"):
         check(bad, repo_root)
 
 

@@ -105,8 +105,10 @@ def score_choice(record: dict[str, Any], template: Template) -> dict[str, Any]:
                 "gold": record["continuations"][answer].strip(),
                 "correct": pred == answer, "correct_norm": pred_norm == answer}
     spec = get_parser(template.parser)
-    parsed = parse(template.parser, record.get("response"), n_choices=len(choices), labels=choices,
-                   language=record.get("language"))
+    response = record.get("response")
+    if spec.kind == "letter" and template.variant is not None:  # the variant's enumerators read as A, B, C ...
+        response = template.variant.bound(record["language"]).to_letters(response, len(choices))
+    parsed = parse(template.parser, response, n_choices=len(choices), labels=choices, language=record.get("language"))
     if spec.kind == "letter":
         gold = LETTERS[answer]
         prediction = LETTERS.index(parsed.answer) if parsed.ok else None

@@ -29,6 +29,9 @@ def prompt_variables(item: dict[str, Any], template: Template | None = None) -> 
     if template is not None and template.choices is not None:
         variables["choices"] = list(template.choices)
     variables["letters"] = list(LETTERS[: len(variables.get("choices", []) or [])])
+    if template is not None and template.variant is not None:  # a variant's enumerators, labels, instruction
+        variant = template.variant if template.variant.language else template.variant.bound(item["language"])
+        variables.update(variant.variables(len(variables.get("choices", []) or [])))
     return variables
 
 
@@ -98,6 +101,10 @@ def build_requests(
     With ``shuffle_seed`` the items are shuffled with it before the limit, as
     JGLUE's harness does with 42.
     """
+    if template.variant is not None:  # choices in the variant's order, gold remapped; bound to the language
+        from .variants import bind
+
+        template, items, pool = bind(template, items, pool)
     fewshot = template.fewshot
     if fewshot.n:
         check_pool(template, len(pool), f"language {pool[0]['language']}" if pool else "no rows")
@@ -122,6 +129,8 @@ def build_requests(
             exemplars = stratified_exemplars(fewshot, pool, item, seed)
         else:
             exemplars = random_exemplars(fewshot, pool, item, seed)
+        if template.variant is not None:
+            exemplars = template.variant.order_exemplars(exemplars, item)
         variables = prompt_variables(item, template)
         preamble = template.render_preamble(variables)
         turns = [{"user": template.render_prompt(prompt_variables(ex, template)),
@@ -140,6 +149,8 @@ def build_requests(
             "choices": variables.get("choices"),
             "answer": item["answer"],
         }
+        if "choice_order" in item:  # the original index of each choice shown (a choice-order variant)
+            request["choice_order"] = item["choice_order"]
         if template.mode == "loglikelihood":
             request["continuations"] = continuations(template, item)
         requests.append(request)

@@ -17,7 +17,10 @@ scored for each choice, loglikelihood only); ``choices`` (the words a
 classification task's labels are shown and scored as, in the task's label
 order: JNLI's 含意/矛盾/中立); ``generation`` and ``parser`` (generate only);
 ``metrics`` (what to report, else the task family's defaults);
-``description`` and ``reference`` (where the protocol comes from).
+``description`` and ``reference`` (where the protocol comes from);
+``layout`` and ``variations`` (a template family: its format as parts and the
+axes its variants vary, see ``babeleval.variants``). A name
+``<template>~axis=value~...`` loads a variant of ``prompts/<task>/<template>.yaml``.
 
 Templates render in Jinja's immutable sandbox with strict undefined
 variables: a template cannot reach Python internals, read files or run code,
@@ -27,7 +30,7 @@ and a misspelt variable is an error rather than an empty string.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +88,7 @@ _ENV.globals = {name: _ENV.globals[name] for name in ("range", "dict", "namespac
 _FILE_NODES = (jinja2.nodes.Include, jinja2.nodes.Import, jinja2.nodes.FromImport, jinja2.nodes.Extends)
 
 _TOP_KEYS = {"description", "reference", "mode", "fewshot", "preamble", "prompt", "target", "continuation", "choices",
-             "generation", "parser", "metrics"}
+             "generation", "parser", "metrics", "layout", "variations"}
 _FEWSHOT_KEYS = {"n", "sampler", "language", "separator", "allow_fewer"}
 _GENERATION_KEYS = {"decoding", "max_new_tokens", "stop"}
 
@@ -124,6 +127,7 @@ class Template:
     fewshot: FewShot = field(default_factory=FewShot)
     generation: Generation = field(default_factory=Generation)
     sha256: str = ""
+    variant: Any = None  # babeleval.variants.Variant for a variant name (base~axis=value), else None
 
     def render_preamble(self, variables: dict[str, Any]) -> str:
         return self._render("preamble", self.preamble, variables) if self.preamble else ""
@@ -169,8 +173,12 @@ def available_templates(task: str, root: str | Path = ".") -> list[str]:
     return sorted(p.stem for p in (Path(root) / PROMPTS_DIR / task).glob("*.yaml"))
 
 
-def load_template(task: str, name: str, root: str | Path = ".") -> Template:
-    path = template_path(task, name, root)
+def load_template_spec(task: str, name: str, root: str | Path = ".") -> tuple[dict, Path]:
+    """The mapping in a template file, and its path."""
+    return _read_spec(template_path(task, name, root), task, name, root)[:2]
+
+
+def _read_spec(path: Path, task: str, name: str, root: str | Path) -> tuple[dict, Path, bytes]:
     if not path.is_file():
         known = ", ".join(available_templates(task, root)) or "none"
         raise TemplateError(f"{path}: no template '{name}' for task '{task}' (available: {known})")
@@ -181,7 +189,20 @@ def load_template(task: str, name: str, root: str | Path = ".") -> Template:
         raise TemplateError(f"{path}: not a valid YAML file: {exc}") from None
     if not isinstance(spec, dict):
         raise TemplateError(f"{path}: expected a mapping of template keys")
-    return _from_spec(task, name, path, spec, hashlib.sha256(raw).hexdigest())
+    return spec, path, raw
+
+
+def load_template(task: str, name: str, root: str | Path = ".") -> Template:
+    from . import variants
+
+    base, settings = variants.split_name(name)
+    spec, path, raw = _read_spec(template_path(task, base, root), task, base, root)
+    digest = hashlib.sha256(raw).hexdigest()
+    if not settings and "layout" not in spec and "variations" not in spec:
+        return _from_spec(task, name, path, spec, digest)
+    spec, variant = variants.expand_spec(spec, settings, name, path)
+    digest = hashlib.sha256(raw + b"\0" + name.encode("utf-8")).hexdigest()
+    return replace(_from_spec(task, name, path, spec, digest), variant=variant)
 
 
 def _check_keys(path: Path, where: str, spec: dict, allowed: set[str]) -> None:

@@ -82,7 +82,10 @@ ANALYSIS = {
 
 
 def template_file(wildcards):
-    return str(GRID.tasks[wildcards.task].templates[wildcards.template].path)
+    """The template's file; for a variant with an instruction, also the phrase table its text comes from."""
+    from babeleval.variants import input_files
+
+    return input_files(GRID.tasks[wildcards.task].templates[wildcards.template])
 
 
 def _local_files(wildcards, part):

@@ -1,0 +1,120 @@
+"""Variation analysis on records built to have a known answer: which axis matters, where, and how much."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from babeleval.analysis import variation
+from babeleval.analysis.records import Combo
+
+FAMILY = "formatspread"
+VARIANTS = [FAMILY, f"{FAMILY}~enum=num", f"{FAMILY}~sep=dash", f"{FAMILY}~enum=num~sep=dash"]
+# per language: accuracy with letters, and with numbers; the separator never matters
+DESIGN = {"eng_Latn": (0.9, 0.9), "fra_Latn": (0.8, 0.75), "jpn_Jpan": (0.6, 0.4), "hin_Deva": (0.5, 0.2)}
+N_ITEMS = 40
+
+
+def records(accuracy, n=N_ITEMS, offset=0):
+    right = round(accuracy * n)
+    return [{"id": f"item{i}", "correct": ((i + offset) % n) < right, "parsed": True} for i in range(n)]
+
+
+@pytest.fixture
+def raw():
+    out = {}
+    for model, shift in (("big", 0.0), ("small", -0.1)):
+        for language, (letters, numbers) in DESIGN.items():
+            for template in VARIANTS:
+                accuracy = (numbers if "enum=num" in template else letters) + shift
+                out[Combo(model, "belebele", language, template)] = records(max(accuracy, 0.0))
+        # a lone template: not a variation study, left out
+        out[Combo(model, "belebele", "eng_Latn", "paper")] = records(0.5)
+    return out
+
+
+def test_spread_per_model_language_with_intervals(raw):
+    matrices = variation.outcome_matrices(raw)
+    assert all(family == FAMILY for (_, _, _, family) in matrices)
+    spread = variation.spread_table(matrices, samples=300, seed=1).set_index(["model", "language"])
+    hin = spread.loc[("big", "hin_Deva")]
+    assert hin["n_variants"] == 4 and hin["n_items"] == N_ITEMS
+    assert hin["spread"] == pytest.approx(0.3) and hin["min"] == pytest.approx(0.2)
+    assert hin["worst_variant"].startswith(f"{FAMILY}~enum=num")
+    assert hin["sd"] == pytest.approx(np.std([0.5, 0.5, 0.2, 0.2], ddof=1))
+    assert hin["spread_low"] <= hin["spread"] <= hin["spread_high"]
+    assert spread.loc[("big", "eng_Latn"), "spread"] == 0.0
+    again = variation.spread_table(matrices, samples=300, seed=1).set_index(["model", "language"])
+    pd.testing.assert_frame_equal(spread, again)
+
+
+def test_axes_say_which_axis_matters_per_language(raw):
+    axes = variation.axes_table(variation.outcome_matrices(raw))
+    big = axes[axes["model"] == "big"].set_index(["language", "axis"])
+    assert big.loc[("hin_Deva", "enum"), "effect_range"] == pytest.approx(0.3)
+    assert big.loc[("hin_Deva", "enum"), "worst_value"] == "num"
+    assert big.loc[("hin_Deva", "sep"), "effect_range"] == pytest.approx(0.0)
+    assert big.loc[("eng_Latn", "enum"), "effect_range"] == pytest.approx(0.0)
+
+
+def test_decomposition_finds_enum_and_its_language_interaction(raw):
+    table = variation.decomposition_table(variation.outcome_matrices(raw)).set_index("term")
+    assert table.loc["sep", "ss"] == pytest.approx(0.0, abs=1e-9)
+    assert table.loc["enum", "ss"] > 0 and table.loc["language x enum", "ss"] > 0
+    assert table.loc["model", "df"] == 1 and table.loc["language", "df"] == 3
+    # the parts add up to the total sum of squares of per-item correctness
+    values = np.concatenate([[float(r["correct"]) for r in recs] for c, recs in raw.items() if c.template != "paper"])
+    assert table["ss"].sum() == pytest.approx(((values - values.mean()) ** 2).sum())
+    assert table["share"].sum() == pytest.approx(1.0)
+
+
+def test_rank_stability_across_variants(raw):
+    ranks = variation.ranks_table(variation.outcome_matrices(raw)).set_index("language")
+    assert ranks.loc["hin_Deva", "kendall_w"] == pytest.approx(1.0)  # 'big' is always ahead
+    assert ranks.loc["hin_Deva", "winners"] == "big=4"
+    single = {c: r for c, r in raw.items() if c.model == "big"}
+    alone = variation.ranks_table(variation.outcome_matrices(single))
+    assert alone["note"].str.contains("one model").all() and alone["kendall_w"].isna().all()
+
+
+def test_sensitivity_is_larger_where_the_language_is_known_least(raw):
+    spread = variation.spread_table(variation.outcome_matrices(raw), samples=50, seed=1)
+    table = variation.sensitivity_table(spread, permutations=1000, seed=1).set_index("model")
+    big = table.loc["big"]
+    assert big["n_languages"] == 4 and big["rho"] == pytest.approx(-1.0)
+    assert big["permutations"] == 24  # 4! orderings: the exact test
+    assert big["p_less"] == pytest.approx(1 / 24) and big["p_two_sided"] == pytest.approx(2 / 24)
+    assert big["most_sensitive"] == "hin_Deva" and big["least_sensitive"] == "eng_Latn"
+
+
+def test_permutation_test_sampled_when_orderings_are_many():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=12)
+    rho, two, less, used = variation.permutation_test(x, -x + rng.normal(scale=0.1, size=12), 500, seed=3)
+    assert rho < -0.8 and used == 500 and 0 < two <= 0.01 and 0 < less <= 0.01
+
+
+def test_items_not_shared_by_every_variant_are_left_out(raw):
+    key = Combo("big", "belebele", "eng_Latn", f"{FAMILY}~sep=dash")
+    raw[key] = raw[key][:-5]
+    matrix = variation.outcome_matrices(raw)[("big", "belebele", "eng_Latn", FAMILY)]
+    assert len(matrix) == N_ITEMS - 5 and list(matrix.columns) == sorted(VARIANTS)
+
+
+def test_settings_of_a_variant_name():
+    settings = variation.settings_of(f"{FAMILY}~enum=native~order=p3")
+    assert settings["enum"] == "native" and settings["order"] == "p3" and settings["sep"] == "colon"
+    assert variation.families_in(["paper", FAMILY, f"{FAMILY}~enum=num"]) == [FAMILY]
+
+
+def test_figure_and_report_fragment(raw, tmp_path):
+    from babeleval.analysis import variation_fragment, variation_plots
+
+    matrices = variation.outcome_matrices(raw)
+    tables = variation.analyse(raw, samples=50, permutations=200)
+    figure = tmp_path / "variation.png"
+    variation_plots.variation_figure(matrices, tables["spread"], figure)
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    fragment = variation_fragment.render(tables, figure, {})
+    assert fragment.startswith('<section id="variation">') and fragment.endswith("</section>")
+    assert "Largest variation term: &#x27;language x enum&#x27;" in fragment or "Largest variation term: &#x27;enum&#x27;" in fragment
+    assert "rho between a language&#x27;s accuracy and its sensitivity = -1.00" in fragment

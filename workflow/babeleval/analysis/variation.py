@@ -1,0 +1,329 @@
+"""Prompt variation as a factor: spread over variants, variance decomposition, rank stability, and the
+cross-lingual sensitivity test.
+
+Input is per-item correctness from the raw records of every (model, task, language, template). Templates
+are grouped into **families** by their base name (``formatspread~enum=num`` belongs to ``formatspread``);
+a family with two or more members evaluated is a variation study. Per-item outcomes are ``correct``
+(accuracy; items a family's variants do not all share are left out, so every comparison is paired).
+
+Tables (one row per ...):
+
+- ``spread``: (model, task, language, family): mean, min, max, spread (max - min), standard deviation and
+  interquartile range of the variants' accuracies, each with a bootstrap interval over items (the same
+  resampled items for every variant), and the best and worst variant;
+- ``axes``: (model, task, language, family, axis): how far the axis's values move the mean accuracy
+  (range of the marginal means over the variants with each value): which axis matters, for which language;
+- ``decomposition``: (task, family, term): a sequential (type I) sums-of-squares decomposition of per-item
+  correctness into model, language, each variation axis, the rest of the variant identity, and the
+  language x axis, model x axis and model x language interactions, with the items (residual) last;
+- ``ranks``: (task, language, family): agreement of the models' ranking across variants (Kendall's W,
+  mean pairwise Kendall tau, how many variants put each model first);
+- ``sensitivity``: (model, task, family): Spearman correlation over languages between a language's mean
+  accuracy and its sensitivity (standard deviation over variants), with a permutation p-value. A negative
+  rho says the model is more sensitive to the format in the languages it knows least.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any, Iterable
+
+import numpy as np
+import pandas as pd
+
+from ..variants import AXES, DEFAULTS, NAME_SEPARATOR, split_name
+from .records import Combo
+
+DEFAULT_PERMUTATIONS = 10_000
+
+
+def family_of(template: str) -> str:
+    return template.split(NAME_SEPARATOR)[0]
+
+
+def settings_of(template: str) -> dict[str, str]:
+    """Every axis's value for a template name (defaults filled in; shots left as 'base' where not set)."""
+    _, settings = split_name(template)
+    return {axis: settings.get(axis, DEFAULTS.get(axis, "base")) for axis in AXES}
+
+
+def outcome_matrices(raw: dict[Combo, list[dict[str, Any]]]) -> dict[tuple[str, str, str, str], pd.DataFrame]:
+    """(model, task, language, family) -> items x variants of 0/1 correctness, on the items all variants share.
+
+    Families with one member, and records without a per-item ``correct`` (translation), are left out.
+    """
+    grouped: dict[tuple[str, str, str, str], dict[str, dict[str, float]]] = {}
+    for combo, records in raw.items():
+        outcomes = {str(r["id"]): float(bool(r["correct"])) for r in records if isinstance(r.get("correct"), bool)}
+        if outcomes:
+            key = (combo.model, combo.task, combo.language, family_of(combo.template))
+            grouped.setdefault(key, {})[combo.template] = outcomes
+    out = {}
+    for key, by_template in sorted(grouped.items()):
+        if len(by_template) < 2:
+            continue
+        frame = pd.DataFrame(by_template).dropna()  # items every variant has
+        if len(frame):
+            out[key] = frame[sorted(frame.columns)].sort_index()
+    return out
+
+
+def _iqr(values: np.ndarray, axis: int = -1) -> np.ndarray:
+    q75, q25 = np.percentile(values, [75, 25], axis=axis)
+    return q75 - q25
+
+
+def _stats(accs: np.ndarray) -> dict[str, np.ndarray]:
+    """Spread statistics over the last axis (variants)."""
+    return {"spread": accs.max(axis=-1) - accs.min(axis=-1),
+            "sd": accs.std(axis=-1, ddof=1) if accs.shape[-1] > 1 else np.zeros(accs.shape[:-1]),
+            "iqr": _iqr(accs)}
+
+
+def spread_table(matrices: dict[tuple, pd.DataFrame], samples: int = 1000, confidence: float = 0.95,
+                 seed: int = 0) -> pd.DataFrame:
+    rows = []
+    alpha = (1 - confidence) / 2
+    for (model, task, language, family), frame in matrices.items():
+        values = frame.to_numpy()
+        n = len(values)
+        accs = values.mean(axis=0)
+        point = _stats(accs)
+        # one generator per row, from the seed and the row's labels: a row's interval does not depend on others
+        rng = np.random.default_rng([seed, *map(_stable_int, (model, task, language, family))])
+        weights = rng.multinomial(n, np.full(n, 1 / n), size=samples)  # resampled item counts, paired over variants
+        boot = _stats(weights @ values / n)
+        row = {"model": model, "task": task, "language": language, "family": family,
+               "n_variants": values.shape[1], "n_items": n, "mean": accs.mean(), "min": accs.min(),
+               "max": accs.max(), "best_variant": frame.columns[int(accs.argmax())],
+               "worst_variant": frame.columns[int(accs.argmin())]}
+        for name, value in point.items():
+            row[name] = float(value)
+            row[f"{name}_low"], row[f"{name}_high"] = (float(v) for v in np.quantile(boot[name], [alpha, 1 - alpha]))
+        rows.append(row)
+    columns = ["model", "task", "language", "family", "n_variants", "n_items", "mean", "min", "max",
+               "spread", "spread_low", "spread_high", "sd", "sd_low", "sd_high", "iqr", "iqr_low", "iqr_high",
+               "best_variant", "worst_variant"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _stable_int(text: str) -> int:
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:4], "big")
+
+
+def axes_table(matrices: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
+    rows = []
+    for (model, task, language, family), frame in matrices.items():
+        accs = frame.mean(axis=0)
+        settings = pd.DataFrame([settings_of(t) for t in accs.index], index=accs.index)
+        for axis in AXES:
+            if settings[axis].nunique() < 2:
+                continue
+            means = accs.groupby(settings[axis]).mean()
+            rows.append({"model": model, "task": task, "language": language, "family": family, "axis": axis,
+                         "n_values": len(means), "effect_range": float(means.max() - means.min()),
+                         "best_value": str(means.idxmax()), "worst_value": str(means.idxmin()),
+                         "means": "; ".join(f"{k}={v:.3f}" for k, v in means.items())})
+    return pd.DataFrame(rows, columns=["model", "task", "language", "family", "axis", "n_values", "effect_range",
+                                       "best_value", "worst_value", "means"])
+
+
+# -- variance decomposition -----------------------------------------------------------------------
+
+
+def _one_hot(values: pd.Series) -> np.ndarray:
+    """Treatment coding: one column per level after the first (the intercept carries the first)."""
+    levels = sorted(values.unique())
+    return np.stack([(values == level).to_numpy(float) for level in levels[1:]], axis=1) if len(levels) > 1 \
+        else np.zeros((len(values), 0))
+
+
+def _interaction(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if not a.shape[1] or not b.shape[1]:
+        return np.zeros((len(a), 0))
+    return np.einsum("ni,nj->nij", a, b).reshape(len(a), -1)
+
+
+def _weighted_rss(design: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[float, int]:
+    sw = np.sqrt(w)
+    coef, *_ = np.linalg.lstsq(design * sw[:, None], y * sw, rcond=None)
+    resid = y - design @ coef
+    rank = np.linalg.matrix_rank(design * sw[:, None]) if design.shape[1] else 0
+    return float((w * resid ** 2).sum()), int(rank)
+
+
+def decomposition_table(matrices: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
+    """Sequential sums of squares of per-item correctness, computed on (model, language, variant) cells.
+
+    Cell means weighted by their item counts give the same between-cell sums of squares as a least-squares
+    fit to the items; what lies within cells (items, given model, language and variant) is the residual.
+    Terms enter in the order listed, so each term gets what the terms before it leave unexplained.
+    """
+    rows = []
+    by_study: dict[tuple[str, str], list] = {}
+    for (model, task, language, family), frame in matrices.items():
+        by_study.setdefault((task, family), []).append((model, language, frame))
+    for (task, family), parts in sorted(by_study.items()):
+        cells, within, total_n, total_sum, total_sq = [], 0.0, 0, 0.0, 0.0
+        for model, language, frame in parts:
+            values = frame.to_numpy()
+            for j, template in enumerate(frame.columns):
+                column = values[:, j]
+                cells.append({"model": model, "language": language, "variant": template,
+                              **settings_of(template), "n": len(column), "mean": column.mean()})
+                within += float(((column - column.mean()) ** 2).sum())
+                total_n += len(column)
+                total_sum += float(column.sum())
+                total_sq += float((column ** 2).sum())
+        cells = pd.DataFrame(cells)
+        total = total_sq - total_sum ** 2 / total_n
+        y, w = cells["mean"].to_numpy(), cells["n"].to_numpy(float)
+        axes = [axis for axis in AXES if cells[axis].nunique() > 1]
+        coded = {name: _one_hot(cells[name]) for name in ["model", "language", "variant", *axes]}
+        terms: list[tuple[str, np.ndarray]] = [("model", coded["model"]), ("language", coded["language"])]
+        terms += [(axis, coded[axis]) for axis in axes]
+        terms.append(("variant (rest)", coded["variant"]))
+        terms.append(("model x language", _interaction(coded["model"], coded["language"])))
+        terms += [(f"language x {axis}", _interaction(coded["language"], coded[axis])) for axis in axes]
+        terms += [(f"model x {axis}", _interaction(coded["model"], coded[axis])) for axis in axes]
+        design = np.ones((len(cells), 1))
+        rss, rank = _weighted_rss(design, y, w)
+        for name, columns in terms:
+            design = np.hstack([design, columns])
+            new_rss, new_rank = _weighted_rss(design, y, w)
+            df = new_rank - rank
+            note = ("" if df else "not separable from the terms above with these variants (sample more variants, "
+                    "or vary fewer axes)" if columns.shape[1] else "one level only")
+            rows.append({"task": task, "family": family, "term": name, "df": df, "ss": max(rss - new_rss, 0.0),
+                         "share": max(rss - new_rss, 0.0) / total if total else math.nan, "note": note})
+            rss, rank = new_rss, new_rank
+        rows.append({"task": task, "family": family, "term": "cells not explained", "df": len(cells) - rank,
+                     "ss": rss, "share": rss / total if total else math.nan, "note": "higher-order interactions"})
+        rows.append({"task": task, "family": family, "term": "items (within cells)", "df": total_n - len(cells),
+                     "ss": within, "share": within / total if total else math.nan,
+                     "note": "item difficulty and item x factor effects"})
+    return pd.DataFrame(rows, columns=["task", "family", "term", "df", "ss", "share", "note"])
+
+
+# -- rank stability ---------------------------------------------------------------------------------
+
+
+def _kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
+    from scipy.stats import kendalltau
+
+    tau = kendalltau(a, b).statistic
+    return float(tau) if tau == tau else math.nan
+
+
+def _kendall_w(scores: np.ndarray) -> float:
+    """Kendall's W of raters (rows: variants) ranking objects (columns: models); ties get mean ranks."""
+    from scipy.stats import rankdata
+
+    m, n = scores.shape
+    if n < 2 or m < 2:
+        return math.nan
+    ranks = np.vstack([rankdata(-row) for row in scores])
+    totals = ranks.sum(axis=0)
+    s = float(((totals - totals.mean()) ** 2).sum())
+    ties = sum(((counts ** 3) - counts).sum() for counts in
+               (np.unique(row, return_counts=True)[1] for row in ranks))
+    denominator = m ** 2 * (n ** 3 - n) - m * ties
+    return 12 * s / denominator if denominator else math.nan
+
+
+def ranks_table(matrices: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
+    rows = []
+    by_cell: dict[tuple[str, str, str], dict[str, pd.Series]] = {}
+    for (model, task, language, family), frame in matrices.items():
+        by_cell.setdefault((task, language, family), {})[model] = frame.mean(axis=0)
+    for (task, language, family), by_model in sorted(by_cell.items()):
+        table = pd.DataFrame(by_model).dropna()  # variants x models
+        row = {"task": task, "language": language, "family": family, "n_models": table.shape[1],
+               "n_variants": table.shape[0], "kendall_w": math.nan, "mean_kendall_tau": math.nan, "winners": "",
+               "note": ""}
+        if table.shape[1] < 2:
+            row["note"] = "one model: rank stability needs two or more"
+        else:
+            scores = table.to_numpy()
+            row["kendall_w"] = _kendall_w(scores)
+            taus = [_kendall_tau(scores[i], scores[j]) for i, j in itertools.combinations(range(len(scores)), 2)]
+            row["mean_kendall_tau"] = float(np.nanmean(taus)) if taus and not all(t != t for t in taus) else math.nan
+            winners = pd.Series(table.idxmax(axis=1)).value_counts()
+            row["winners"] = "; ".join(f"{model}={count}" for model, count in winners.items())
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["task", "language", "family", "n_models", "n_variants", "kendall_w",
+                                       "mean_kendall_tau", "winners", "note"])
+
+
+# -- is sensitivity larger where the model knows the language least? -------------------------------------
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> float:
+    from scipy.stats import rankdata
+
+    rx, ry = rankdata(x), rankdata(y)
+    if rx.std() == 0 or ry.std() == 0:
+        return math.nan
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+def permutation_test(x: np.ndarray, y: np.ndarray, permutations: int, seed: int) -> tuple[float, float, float, int]:
+    """Spearman rho, two-sided and 'rho < 0' p-values, and how many permutations were used.
+
+    Exact (every ordering of y) when there are no more than ``permutations`` of them; else random
+    orderings, counting the observed one, so the p-value is never 0.
+    """
+    rho = spearman(x, y)
+    if rho != rho:
+        return rho, math.nan, math.nan, 0
+    n = len(x)
+    if math.factorial(n) <= permutations:
+        null = np.array([spearman(x, np.asarray(p)) for p in itertools.permutations(y)])
+        return rho, float(np.mean(np.abs(null) >= abs(rho) - 1e-12)), float(np.mean(null <= rho + 1e-12)), len(null)
+    rng = np.random.default_rng(seed)
+    null = np.array([spearman(x, rng.permutation(y)) for _ in range(permutations)])
+    two = (1 + np.sum(np.abs(null) >= abs(rho) - 1e-12)) / (permutations + 1)
+    less = (1 + np.sum(null <= rho + 1e-12)) / (permutations + 1)
+    return rho, float(two), float(less), permutations
+
+
+def sensitivity_table(spread: pd.DataFrame, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0) -> pd.DataFrame:
+    rows = []
+    for (model, task, family), group in spread.groupby(["model", "task", "family"], sort=True):
+        group = group.sort_values("language")
+        row = {"model": model, "task": task, "family": family, "n_languages": len(group), "rho": math.nan,
+               "p_two_sided": math.nan, "p_less": math.nan, "permutations": 0,
+               "most_sensitive": "", "least_sensitive": "", "note": ""}
+        if len(group) < 3:
+            row["note"] = "fewer than three languages: no test"
+        else:
+            x, y = group["mean"].to_numpy(), group["sd"].to_numpy()
+            rho, two, less, used = permutation_test(x, y, permutations, seed + _stable_int(f"{model}{task}{family}"))
+            row.update(rho=rho, p_two_sided=two, p_less=less, permutations=used,
+                       most_sensitive=group.loc[group["sd"].idxmax(), "language"],
+                       least_sensitive=group.loc[group["sd"].idxmin(), "language"])
+            if rho != rho:
+                row["note"] = "no variation in score or sensitivity across languages"
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["model", "task", "family", "n_languages", "rho", "p_two_sided", "p_less",
+                                       "permutations", "most_sensitive", "least_sensitive", "note"])
+
+
+def analyse(raw: dict[Combo, list[dict[str, Any]]], samples: int = 1000, confidence: float = 0.95, seed: int = 0,
+            permutations: int = DEFAULT_PERMUTATIONS) -> dict[str, pd.DataFrame]:
+    """Every variation table from the raw records."""
+    matrices = outcome_matrices(raw)
+    spread = spread_table(matrices, samples, confidence, seed)
+    return {"spread": spread, "axes": axes_table(matrices), "decomposition": decomposition_table(matrices),
+            "ranks": ranks_table(matrices), "sensitivity": sensitivity_table(spread, permutations, seed)}
+
+
+def families_in(templates: Iterable[str]) -> list[str]:
+    """Families with two or more members among the given template names."""
+    counts: dict[str, int] = {}
+    for name in templates:
+        counts[family_of(name)] = counts.get(family_of(name), 0) + 1
+    return sorted(f for f, c in counts.items() if c > 1)
