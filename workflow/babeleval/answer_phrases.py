@@ -162,7 +162,3 @@ def patterns(language: str | None) -> tuple[re.Pattern, re.Pattern | None]:
     after_alts = _alternatives(rows, "after")
     after = re.compile(after_alts, re.IGNORECASE) if after_alts else None
     return before, after
-
-
-def known_languages() -> list[str]:
-    return sorted(TABLE)
