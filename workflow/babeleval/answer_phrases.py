@@ -36,7 +36,8 @@ class Phrases:
 
 
 TABLE: dict[str, Phrases] = {
-    "eng": Phrases((r"(?:the\s+)?(?:final\s+|correct\s+|right\s+|best\s+)?answer(?:\s+(?:is|would\s+be|will\s+be|should\s+be))?",
+    # "answer" alone must be followed by a verb or a colon: "answer choice A" is a reply discussing option A
+    "eng": Phrases((r"(?:the\s+)?(?:final\s+|correct\s+|right\s+|best\s+)?answer(?:\s+(?:is|would\s+be|will\s+be|should\s+be)|(?=\s*[:：]))",
                     r"(?:the\s+)?(?:correct|right|best)\s+(?:option|choice)\s+is", r"i\s+(?:choose|pick|select)"),
                    (r"is\s+(?:the\s+)?(?:correct|right)(?:\s+(?:answer|option|choice))?",)),
     "deu": Phrases((r"(?:die\s+)?(?:richtige\s+|korrekte\s+|endgültige\s+)?antwort(?:\s+(?:ist|lautet|wäre))?",

@@ -278,7 +278,7 @@ EXPLICIT = (TAG, MARKER, BOXED)
 @dataclass(frozen=True)
 class Candidates:
     found: list[tuple[str, str]]
-    placeholders: int  # copied placeholders with no answer after them
+    placeholders: int  # copied placeholders with no answer on their own line
 
 
 def _first_line(text: str) -> str:
@@ -395,13 +395,19 @@ def _read_reply(response: str, sources: tuple[str, ...] | None, read: Callable[[
 def _walk(candidates: Candidates, sources: tuple[str, ...] | None, read: Callable[[str, str, str], Reading],
           context: str) -> Parsed | None:
     """The first candidate that reads as an answer or as ambiguous, as a result; None if none does."""
-    for where, segment in candidates.found:
-        if sources is not None and where not in sources:
-            continue
+    found = [(where, segment) for where, segment in candidates.found if sources is None or where in sources]
+    for index, (where, segment) in enumerate(found):
         reading = read(where, segment, context)
         if isinstance(reading, Ambiguous):
             return failure(AMBIGUOUS, reading.detail)
         if reading:
+            if where in (PHRASE, PHRASE_AFTER):
+                # without a marker, phrases that name different answers ("A is correct if ..., C is correct
+                # otherwise") leave the answer open
+                others = {read(w, s, context) for w, s in found[index + 1:] if w in (PHRASE, PHRASE_AFTER)}
+                others = sorted(o for o in others if isinstance(o, str) and o and o != reading)
+                if others:
+                    return failure(AMBIGUOUS, f"answer phrases name {reading} and {', '.join(others)}")
             return Parsed(reading)
     return None
 
