@@ -218,6 +218,7 @@ def _cut_turn(text: str) -> str:
 
 
 def split_reasoning(response: str) -> Reply:
+    """Walk the reasoning tags in order: text at depth 0 is the reply; a block closes with any reasoning tag."""
     outside: list[str] = []
     last_block = ""
     pos = depth = start = 0
