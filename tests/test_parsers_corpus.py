@@ -41,3 +41,31 @@ def test_corpus_is_broad():
             assert expect[len(FAIL):] in REASONS, entry["id"]
     classes = Counter(e["class"] for e in CORPUS)
     assert min(classes.values()) >= 8, classes
+
+
+# The largest languages of the default Belebele set (FLORES-200 codes), CJK and Thai included.
+LARGEST = ["eng_Latn", "zho_Hans", "hin_Deva", "spa_Latn", "fra_Latn", "arb_Arab", "ben_Beng", "rus_Cyrl",
+           "por_Latn", "urd_Arab", "ind_Latn", "deu_Latn", "jpn_Jpan", "swh_Latn", "mar_Deva", "tel_Telu",
+           "tur_Latn", "tam_Taml", "vie_Latn", "kor_Hang", "ita_Latn", "tha_Thai", "pol_Latn", "ukr_Cyrl",
+           "pes_Arab", "zho_Hant"]
+
+
+@pytest.mark.parametrize("code", LARGEST)
+def test_phrase_table_covers_the_largest_languages(code):
+    from babeleval import answer_phrases
+
+    assert answer_phrases.row_key(code) in answer_phrases.TABLE
+
+
+def test_phrase_table_takes_dataset_codes():
+    from babeleval import answer_phrases
+
+    assert answer_phrases.row_key("ja") == "jpn" and answer_phrases.row_key("cmn_Hans") == "zho"
+    assert answer_phrases.row_key("fas") == "pes" and answer_phrases.row_key(None) is None
+
+
+def test_phrases_of_another_language_are_not_read_when_the_language_is_known():
+    """An item's own language and English are read; with no language, every row is (the parse CLI)."""
+    assert parse("final_letter", "答えはBです", language="deu_Latn").reason == "no answer"
+    assert parse("final_letter", "答えはBです").answer == "B"
+    assert parse("final_letter", "The answer is B", language="jpn_Jpan").answer == "B"

@@ -36,17 +36,19 @@ class Phrases:
 
 
 TABLE: dict[str, Phrases] = {
-    "eng": Phrases((r"(?:the\s+)?(?:final\s+|correct\s+|right\s+|best\s+)?answer(?:\s+(?:is|would\s+be|will\s+be|should\s+be))?",
+    # "answer" alone must be followed by a verb or a colon: "answer choice A" is a reply discussing option A
+    "eng": Phrases((r"(?:the\s+)?(?:final\s+|correct\s+|right\s+|best\s+)?answer(?:\s+(?:is|would\s+be|will\s+be|should\s+be)|(?=\s*[:：]))",
                     r"(?:the\s+)?(?:correct|right|best)\s+(?:option|choice)\s+is", r"i\s+(?:choose|pick|select)"),
                    (r"is\s+(?:the\s+)?(?:correct|right)(?:\s+(?:answer|option|choice))?",)),
     "deu": Phrases((r"(?:die\s+)?(?:richtige\s+|korrekte\s+|endgültige\s+)?antwort(?:\s+(?:ist|lautet|wäre))?",
-                    r"(?:die\s+)?lösung(?:\s+(?:ist|lautet))?", r"(?:das\s+)?ergebnis(?:\s+(?:ist|lautet))?"),
+                    r"(?:die\s+)?lösung(?:\s+(?:ist|lautet))?", r"(?:das\s+)?ergebnis(?:\s+(?:ist|lautet))?",
+                    r"(?:ich\s+)?(?:entscheide\s+mich\s+für|wähle)", r"(?:entscheide\s+ich\s+mich\s+für|wähle\s+ich)"),
                    (r"ist\s+(?:die\s+)?(?:richtige\s+antwort|richtig|korrekt)",)),
     "fra": Phrases((r"(?:la\s+)?(?:bonne\s+)?réponse(?:\s+(?:finale|correcte))?(?:\s+(?:est|serait))?",
-                    r"(?:le\s+)?résultat(?:\s+(?:final\s+)?est)?"),
+                    r"(?:le\s+)?résultat(?:\s+(?:final\s+)?est)?", r"je\s+(?:choisis|retiens)"),
                    (r"est\s+la\s+bonne\s+réponse", r"est\s+(?:correcte?|juste)")),
     "spa": Phrases((r"(?:la\s+)?respuesta(?:\s+(?:correcta|final))?(?:\s+(?:es|sería))?",
-                    r"(?:el\s+)?resultado(?:\s+(?:final\s+)?es)?"),
+                    r"(?:el\s+)?resultado(?:\s+(?:final\s+)?es)?", r"elijo"),
                    (r"es\s+la\s+(?:respuesta\s+)?correcta",)),
     "por": Phrases((r"(?:a\s+)?resposta(?:\s+(?:correta|certa|final))?(?:\s+(?:é|seria))?",
                     r"(?:o\s+)?resultado(?:\s+(?:final\s+)?é)?"),
@@ -148,17 +150,16 @@ def _alternatives(rows: list[Phrases], side: str) -> str:
 
 @lru_cache(maxsize=None)
 def patterns(language: str | None) -> tuple[re.Pattern, re.Pattern | None]:
-    """(answer follows the phrase, answer precedes the phrase) for a language; every row where it is unknown."""
+    """(answer follows the phrase, answer precedes the phrase) for a language; every row where it is unknown.
+
+    Both match the phrase alone: the answer is the rest of the line after it, or the line before it (capturing
+    the line in the pattern would hide a later phrase on the same line, or make the search quadratic)."""
     key = row_key(language)
     if key is None or key not in TABLE:
         rows = list(TABLE.values())
     else:
         rows = [TABLE["eng"]] + ([TABLE[key]] if key != "eng" else [])
-    before = re.compile(rf"(?:{_alternatives(rows, 'before')})[ \t]*[:：—–\-]?[ \t]*(?P<rest>[^\n]+)", re.IGNORECASE)
+    before = re.compile(rf"(?:{_alternatives(rows, 'before')})[ \t]*[:：—–\-]?[ \t]*", re.IGNORECASE)
     after_alts = _alternatives(rows, "after")
-    after = re.compile(rf"(?P<rest>[^\n]*?)[ \t]*(?:{after_alts})", re.IGNORECASE) if after_alts else None
+    after = re.compile(after_alts, re.IGNORECASE) if after_alts else None
     return before, after
-
-
-def known_languages() -> list[str]:
-    return sorted(TABLE)

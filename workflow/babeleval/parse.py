@@ -9,7 +9,8 @@ Reads JSON Lines, each with a ``response`` field (a raw file from
 ``{"line": N, "id": ..., "answer": "B"}`` or ``{"line": N, "id": ..., "error": "reason"}``.
 A line's own ``choices`` (or ``labels``) field gives a letter parser its number
 of choices and a label parser its labels; ``--choices`` / ``--labels`` give them
-for lines without. A summary (lines read, parsed, failures by reason) goes to
+for lines without; its ``language`` field (a FLORES-200 code, as raw files have) selects the
+answer phrases a parser reads besides English (without one, every language's). A summary (lines read, parsed, failures by reason) goes to
 standard error.
 """
 

@@ -218,6 +218,7 @@ def _cut_turn(text: str) -> str:
 
 
 def split_reasoning(response: str) -> Reply:
+    """Walk the reasoning tags in order: text at depth 0 is the reply; a block closes with any reasoning tag."""
     outside: list[str] = []
     last_block = ""
     pos = depth = start = 0
@@ -263,7 +264,7 @@ _MARKER = "####"
 # Closing tags, end tokens and markdown that may surround an answer.
 _CLOSING = re.compile(r"</?[A-Za-z_][\w-]*>|<\|[^|>]*\|>")
 # The instruction's placeholder copied after the marker ("#### <letter>").
-_PLACEHOLDER = re.compile(r"^\s*<\s*(letter|number|answer|reasoning|topic|final[ _]answer)\s*>", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"^\s*[<\[{]\s*(letter|number|answer|reasoning|topic|final[ _]answer)\s*[>\]}]", re.IGNORECASE)
 _BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _BOLD = re.compile(r"\*\*([^*\n]{1,80})\*\*")
 
@@ -278,7 +279,7 @@ EXPLICIT = (TAG, MARKER, BOXED)
 @dataclass(frozen=True)
 class Candidates:
     found: list[tuple[str, str]]
-    placeholders: int  # copied placeholders with no answer after them
+    placeholders: int  # copied placeholders with no answer on their own line
 
 
 def _first_line(text: str) -> str:
@@ -306,13 +307,25 @@ def _marker_candidates(text: str) -> tuple[list[tuple[str, str]], int]:
     return found, placeholders
 
 
+# How far from an answer phrase its answer is looked for: the answer stands next to the phrase, and a bound keeps
+# a long reply with many phrases linear.
+_PHRASE_REACH = 200
+
+
 def _phrase_candidates(text: str, language: str | None) -> list[tuple[str, str]]:
     """Answer phrases of the item's language and English ("La réponse est B", "Bが正解"), last first."""
     before, after = answer_phrases.patterns(language)
     # ordered by where the answer itself stands: after a "before" phrase, before an "after" phrase
-    found = [(m.start("rest"), PHRASE, m.group("rest")) for m in before.finditer(text)]
+    found = []
+    for m in before.finditer(text):
+        rest = text[m.end():m.end() + _PHRASE_REACH].split("\n", 1)[0]
+        if rest.strip():
+            found.append((m.end(), PHRASE, rest))
     if after is not None:
-        found += [(m.end("rest"), PHRASE_AFTER, m.group("rest")) for m in after.finditer(text) if m.group("rest")]
+        for m in after.finditer(text):
+            rest = text[max(0, m.start() - _PHRASE_REACH):m.start()].rsplit("\n", 1)[-1]
+            if rest.strip():
+                found.append((m.start(), PHRASE_AFTER, rest.strip()))
     return [(where, segment) for _, where, segment in sorted(found, key=lambda f: f[0], reverse=True)]
 
 
@@ -357,19 +370,19 @@ def _read_reply(response: str, sources: tuple[str, ...] | None, read: Callable[[
     unclosed ``<think>`` block only from an explicit marker. Else say why, most specific reason first."""
     reply = split_reasoning(response)
     if reply.unfinished is not None:
-        parsed = _walk(reply.unfinished, (TAG, MARKER, NEXT_LINE, BOXED), read, response, language)
+        parsed = _walk(answer_candidates(reply.unfinished, language), (TAG, MARKER, NEXT_LINE, BOXED), read, response)
         if parsed is None and reply.text.strip():
-            parsed = _walk(reply.text, sources, read, response, language)
+            parsed = _walk(answer_candidates(reply.text, language), sources, read, response)
         return parsed or failure(UNFINISHED, "the reply ends inside a <think> block with no answer marker in it")
     if not reply.text.strip():
         if not reply.reasoning.strip():
             return failure(EMPTY)
-        parsed = _walk(reply.reasoning, sources, read, response, language)
+        parsed = _walk(answer_candidates(reply.reasoning, language), sources, read, response)
         return parsed or failure(NO_ANSWER, "only a reasoning block, with no answer in it and nothing after it")
-    parsed = _walk(reply.text, sources, read, response, language)
+    candidates = answer_candidates(reply.text, language)
+    parsed = _walk(candidates, sources, read, response)
     if parsed is not None:
         return parsed
-    candidates = answer_candidates(reply.text, language)
     if sources == (MARKER, NEXT_LINE) and not any(w in (MARKER, NEXT_LINE) for w, _ in candidates.found) \
             and not candidates.placeholders:
         return failure(NO_ANSWER, "no '####' marker")
@@ -380,16 +393,22 @@ def _read_reply(response: str, sources: tuple[str, ...] | None, read: Callable[[
     return failure(NO_ANSWER, f"no answer marker (####, <final_answer>, \\boxed, an answer phrase) and {no_marker}")
 
 
-def _walk(text: str, sources: tuple[str, ...] | None, read: Callable[[str, str, str], Reading],
-          context: str, language: str | None) -> Parsed | None:
+def _walk(candidates: Candidates, sources: tuple[str, ...] | None, read: Callable[[str, str, str], Reading],
+          context: str) -> Parsed | None:
     """The first candidate that reads as an answer or as ambiguous, as a result; None if none does."""
-    for where, segment in answer_candidates(text, language).found:
-        if sources is not None and where not in sources:
-            continue
+    found = [(where, segment) for where, segment in candidates.found if sources is None or where in sources]
+    for index, (where, segment) in enumerate(found):
         reading = read(where, segment, context)
         if isinstance(reading, Ambiguous):
             return failure(AMBIGUOUS, reading.detail)
         if reading:
+            if where in (PHRASE, PHRASE_AFTER):
+                # without a marker, phrases that name different answers ("A is correct if ..., C is correct
+                # otherwise") leave the answer open
+                others = {read(w, s, context) for w, s in found[index + 1:] if w in (PHRASE, PHRASE_AFTER)}
+                others = sorted(o for o in others if isinstance(o, str) and o and o != reading)
+                if others:
+                    return failure(AMBIGUOUS, f"answer phrases name {reading} and {', '.join(others)}")
             return Parsed(reading)
     return None
 
