@@ -138,13 +138,6 @@ def run_combination(server, params_file: Path, tmp_path: Path, task: str, templa
                                        "template": template_name})
 
 
-def bleu_of_unsegmented_script(summary: dict, name: str) -> bool:
-    """BLEU on 13a tokens of a script written without spaces (a sentence is one token): the tokenizer's fault."""
-    signature = (summary.get("signatures") or {}).get(name, "")
-    return name == "bleu" and "tok:13a" in signature and summary["language"] in ("jpn_Jpan",) and \
-        summary["task"] == "translation_to"
-
-
 @pytest.mark.parametrize("task,template_name", combinations(), ids=lambda v: v)
 def test_gold_answers_score_the_maximum_and_a_wrong_choice_the_minimum(task, template_name, server, params_file,
                                                                       tmp_path, monkeypatch):
@@ -158,8 +151,6 @@ def test_gold_answers_score_the_maximum_and_a_wrong_choice_the_minimum(task, tem
             where = f"{task}/{language}/{template_name} ({'gold' if oracle else 'wrong'} answers)"
             assert summary["n"] > 0 and summary["parse_failures"] == 0, (where, summary)
             for name, value in summary["metrics"].items():
-                if oracle and bleu_of_unsegmented_script(summary, name):
-                    continue  # see test_perfect_japanese_translation_scores_full_bleu
                 assert math.isclose(value, expected[name], abs_tol=1e-9), (where, name, value, summary)
 
 
@@ -167,9 +158,7 @@ def test_perfect_japanese_translation_scores_full_bleu(server, params_file, tmp_
     """A perfect translation into Japanese is BLEU 100 (with sacrebleu's 13a tokens it was 0: one token a sentence)."""
     monkeypatch.chdir(ROOT)
     summary = run_combination(server, params_file, tmp_path, "translation_to", "en_zeroshot", "jpn_Jpan", True)
-    if "tok:13a" in summary["signatures"]["bleu"]:
-        pytest.xfail(f"BLEU with the 13a tokenizer into Japanese: {summary['metrics']['bleu']} "
-                     f"({summary['signatures']['bleu']}); the per-script tokenizer table fixes it")
+    assert "tok:13a" not in summary["signatures"]["bleu"], summary["signatures"]["bleu"]
     assert summary["metrics"]["bleu"] == pytest.approx(100.0)
 
 
@@ -214,6 +203,4 @@ def test_oracle_through_the_workflow(tmp_path, monkeypatch):
         summary = json.loads(path.read_text(encoding="utf-8"))
         assert summary["parse_failures"] == 0 and summary["truncated_prompts"] == 0, (path, summary)
         for name, value in summary["metrics"].items():
-            if bleu_of_unsegmented_script(summary, name):
-                continue  # see test_perfect_japanese_translation_scores_full_bleu
             assert math.isclose(value, BEST[name], abs_tol=1e-9), (path, name, value)
