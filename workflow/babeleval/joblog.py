@@ -23,11 +23,11 @@ log = logging.getLogger("babeleval")
 
 
 # Errors of the machine rather than of babeleval: said with the path, never as a bug.
-_DISK_ERRORS = {errno.ENOSPC: "the disk is full: free space on it and run again",
-                errno.EDQUOT: "the disk quota is used up: free space or raise the quota, and run again",
-                errno.EROFS: "the file system is read-only: write the results somewhere writable",
-                errno.EACCES: "permission denied: check who owns that directory",
-                errno.EMFILE: "too many open files: raise the limit (ulimit -n)"}
+_DISK_ERRORS = {errno.ENOSPC: ("write", "the disk is full: free space on it and run again"),
+                errno.EDQUOT: ("write", "the disk quota is used up: free space or raise the quota, and run again"),
+                errno.EROFS: ("write", "the file system is read-only: run where results can be written"),
+                errno.EACCES: ("open", "check the permissions of the file and its directory"),
+                errno.EMFILE: ("open", "too many open files: raise the limit (ulimit -n)")}
 
 
 def disk_problem(exc: BaseException, tb) -> str | None:
@@ -47,7 +47,8 @@ def disk_problem(exc: BaseException, tb) -> str | None:
         tb = tb.tb_next
     path = path if path is not None else innermost
     where = os.fspath(path) if path is not None else "a file (no path given)"
-    return f"cannot write {where}: {os.strerror(exc.errno)}; {_DISK_ERRORS[exc.errno]}"
+    verb, advice = _DISK_ERRORS[exc.errno]
+    return f"cannot {verb} {where}: {os.strerror(exc.errno)}; {advice}"
 
 
 def _report(exc_type, exc, tb) -> None:
