@@ -114,3 +114,53 @@ def test_no_key_on_disk_when_endpoints_echo_it(tmp_path):
     found = {p.relative_to(workdir).as_posix(): leaks(p.read_bytes()) for p in files}
     assert not {path: names for path, names in found.items() if names}
     assert not leaks(proc.stdout) and not leaks(proc.stderr)
+
+
+# -- the masking itself ----------------------------------------------------------------------------------------
+
+
+def test_every_secret_variable_is_masked_in_values(monkeypatch):
+    from babeleval import redact
+
+    monkeypatch.setenv("HF_TOKEN", SECRETS["HF_TOKEN"])
+    monkeypatch.setenv("MY_SERVICE_PASSWORD", "pässwort-ÜBER-geheim")
+    monkeypatch.setenv("FEATURE_TOKEN", "1")  # too short to be a secret: a "1" in an answer stays
+    monkeypatch.setenv("BABELEVAL_RESULTS_DIR", "just-a-setting-value")
+    redact.register("registered-key-under-any-name-42")
+    text = (f"token {SECRETS['HF_TOKEN']}; Passwort pässwort-ÜBER-geheim; 答え 1; just-a-setting-value; "
+            "registered-key-under-any-name-42")
+    assert redact.redact_values(text) == "token [redacted]; Passwort [redacted]; 答え 1; just-a-setting-value; [redacted]"
+
+
+def test_credential_shapes_are_masked_in_messages_only():
+    from babeleval import redact
+
+    message = "401: Incorrect key sk-proj-Abc123456789, header Authorization: Bearer eyJhbGciOi.J9x_y-z, hf_AbCdEfGh1234"
+    assert redact.redact(message) == ("401: Incorrect key [redacted], header Authorization: Bearer [redacted], "
+                                      "[redacted]")
+    answer = "Die Antwort ist (B): sk-learning-rate is a made-up word"
+    assert redact.redact_values(answer) == answer  # model answers keep their text unless it is a known secret
+
+
+def test_job_log_masks_messages_and_tracebacks(tmp_path, monkeypatch):
+    import logging
+
+    from babeleval import joblog
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRETS["OPENAI_API_KEY"])
+    log_file = tmp_path / "job.log"
+    joblog.setup(str(log_file))
+    try:
+        logging.getLogger("babeleval.test").warning("retrying with %s", SECRETS["OPENAI_API_KEY"])
+        try:
+            raise RuntimeError(f"server said {SECRETS['OPENAI_API_KEY']}")
+        except RuntimeError:
+            joblog._report(*sys.exc_info())
+    finally:
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+        logging.getLogger().handlers.clear()
+        sys.excepthook = sys.__excepthook__
+    text = log_file.read_text(encoding="utf-8")
+    assert "retrying with [redacted]" in text and "RuntimeError: server said [redacted]" in text
+    assert not leaks(text.encode())
