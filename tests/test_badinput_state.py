@@ -233,3 +233,18 @@ def test_a_full_disk_while_writing_results_names_the_file(tmp_path, monkeypatch,
 def test_a_real_bug_is_still_called_a_bug(caplog):
     assert "unexpected KeyError (a bug, not a problem with your inputs)" in reported(KeyError("x"), caplog)
     assert issubclass(MachineError, BabelevalError) and issubclass(StateError, BabelevalError)
+
+
+def test_a_hub_model_that_cannot_be_fetched_in_the_job_is_named(caplog):
+    errors = pytest.importorskip("huggingface_hub.errors")
+    try:
+        try:
+            raise errors.LocalEntryNotFoundError("Cannot find the requested files in the disk cache and outgoing "
+                                                 "traffic has been disabled.")
+        except Exception as inner:
+            raise OSError("We couldn't connect to 'https://huggingface.co' to load the files") from inner
+    except OSError as exc:
+        text = reported(exc, caplog)
+    assert ("the model could not be fetched from the Hugging Face hub (LocalEntryNotFoundError: Cannot find the "
+            "requested files in the disk cache") in text
+    assert "huggingface-cli download" in text and "a bug" not in text
