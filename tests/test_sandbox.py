@@ -147,6 +147,10 @@ BYPASSES = {
                       "{% endfor %}", SIZE),
     "integer-squaring": ("{% set ns = namespace(n=10) %}{% for i in range(60) %}{% set ns.n = ns.n * ns.n %}"
                          "{% endfor %}", SIZE),
+    "integer-powers": ("{% set ns = namespace(n=10 ** 60) %}{% for i in range(60) %}{% set ns.n = ns.n ** 60 %}"
+                       "{% endfor %}", SIZE),
+    "list-growing-by-copies": ("{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = ns.l + [i] %}"
+                               "{% endfor %}", TIME),
     "set-block-accumulation": ("{% set x %}{% for i in range(100000) %}{{ passage }}{% endfor %}{% endset %}ok",
                                SIZE),
     "literal-text-in-a-loop": ("{% for i in range(100000) %}" + "本文" * 50 + "{% endfor %}", SIZE),

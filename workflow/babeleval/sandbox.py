@@ -302,6 +302,9 @@ class Sandbox(ImmutableSandboxedEnvironment):
         _tick()
         if operator == "**" and isinstance(right, (int, float)) and abs(right) > MAX_EXPONENT:
             raise jinja2.exceptions.SecurityError(f"exponent {right} is larger than {MAX_EXPONENT}")
+        if operator == "**" and isinstance(left, int) and isinstance(right, int) and \
+                left.bit_length() * max(right, 0) > MAX_INT_BITS:
+            raise _too_big(f"'**' would build a number of more than {MAX_INT_BITS} bits")
         if operator == "*":
             for seq, times in ((left, right), (right, left)):
                 if isinstance(seq, (str, list, tuple)) and isinstance(times, int) and len(seq) * times > MAX_REPEAT:
