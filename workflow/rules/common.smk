@@ -10,6 +10,7 @@ from babeleval.backends.openai_api import DEFAULT_CONCURRENCY, rate_limit_resour
 from babeleval.config import check_local_data, validate as validate_params
 from babeleval.fingerprint import digest, output_settings
 from babeleval.generate import decoding_settings
+from babeleval.preflight import check_response_caches
 
 # Validates params.yaml against workflow/schemas/params.schema.yaml and checks that
 # templates, parsers, presets and local data files exist: a bad grid stops here, before any job.
@@ -19,6 +20,7 @@ GRID = validate_params(config, source_file="params.yaml")
 # (so before any model is built or loaded). Jobs re-read this file on a cluster; they skip the check.
 if workflow.is_main_process:
     check_local_data(GRID)
+    check_response_caches(GRID.models if GRID.cache_enabled else (), "results/cache/{model}.sqlite")
 
 
 def alternatives(values):
