@@ -12,6 +12,8 @@
 - ``replies`` and ``token_logprob`` (attributes, settable between runs) script the answers themselves: the
   reply to a completions prompt, and the log-probability every echoed token of a prompt gets (the oracle
   test, tests/test_oracle.py, serves each item's gold answer this way).
+- ``echo_auth=True`` appends the request's ``Authorization`` header to every answer's text, as a careless or
+  hostile server might (to check that no key reaches anything a run writes).
 
 It serves only the loopback address and stops with the test (``with FakeOpenAI() as server``).
 """
@@ -58,8 +60,9 @@ def echo_logprobs(prompt: str) -> dict[str, Any]:
 
 
 class FakeOpenAI:
-    def __init__(self, delay: float = 0.0, support_echo: bool = True):
+    def __init__(self, delay: float = 0.0, support_echo: bool = True, echo_auth: bool = False):
         self.delay = delay
+        self.echo_auth = echo_auth
         self.support_echo = support_echo
         self.requests: list[dict[str, Any]] = []
         self._script: list[tuple] = []
@@ -158,7 +161,15 @@ class FakeOpenAI:
         try:
             if self.delay:
                 time.sleep(self.delay)
-            self._send(handler, 200, json.dumps(self._answer(handler.path, body)).encode())
+            answer = self._answer(handler.path, body)
+            if self.echo_auth:
+                heard = f" (heard {handler.headers.get('Authorization', 'no key')})"
+                for choice in answer["choices"]:
+                    if "message" in choice:
+                        choice["message"]["content"] += heard
+                    else:
+                        choice["text"] += heard
+            self._send(handler, 200, json.dumps(answer).encode())
         finally:
             with self._lock:
                 self.in_flight -= 1

@@ -233,3 +233,35 @@ def test_a_full_disk_while_writing_results_names_the_file(tmp_path, monkeypatch,
 def test_a_real_bug_is_still_called_a_bug(caplog):
     assert "unexpected KeyError (a bug, not a problem with your inputs)" in reported(KeyError("x"), caplog)
     assert issubclass(MachineError, BabelevalError) and issubclass(StateError, BabelevalError)
+
+
+def test_a_hub_model_that_cannot_be_fetched_in_the_job_is_named(caplog):
+    errors = pytest.importorskip("huggingface_hub.errors")
+    try:
+        try:
+            raise errors.LocalEntryNotFoundError("Cannot find the requested files in the disk cache and outgoing "
+                                                 "traffic has been disabled.")
+        except Exception as inner:
+            raise OSError("We couldn't connect to 'https://huggingface.co' to load the files") from inner
+    except OSError as exc:
+        text = reported(exc, caplog)
+    assert ("the model could not be fetched from the Hugging Face hub (LocalEntryNotFoundError: Cannot find the "
+            "requested files in the disk cache") in text
+    assert "huggingface-cli download" in text and "a bug" not in text
+
+
+@pytest.mark.slow
+def test_a_damaged_cache_stops_the_run_while_it_is_planned(tmp_path):
+    from conftest import copy_workflow, snakemake
+
+    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",))
+    cache = workdir / "results" / "cache" / "tiny-llama.sqlite"
+    cache.parent.mkdir(parents=True)
+    cache.write_text("model,answer\ntiny-llama,B\n", encoding="utf-8")  # a CSV saved over the cache
+    proc = snakemake(workdir, check=False, timeout=300)
+    seen = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert ("results/cache/tiny-llama.sqlite: the response cache cannot be read (not an SQLite database): it is "
+            "damaged or not a cache file; delete it and run again") in seen
+    assert "a bug" not in seen
+    assert not (workdir / "results" / "models").exists() and not (workdir / "results" / "generations").exists()

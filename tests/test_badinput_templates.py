@@ -59,6 +59,13 @@ CASES = [
     Case("exhaust-memory", replace_in(PAPER, "{{ passage }}", "{{ passage * 10 ** 9 }}"),
          [r"prompts/belebele/paper\.yaml: 'prompt' tried something templates may not do: '\*' would build a "
           r"sequence longer than 100000"]),
+    Case("hang-planning-with-nested-loops",
+         replace_in(PAPER, "{{ passage }}",
+                    "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}{{ passage }}"),
+         [r"prompts/belebele/paper\.yaml: 'prompt' hit the time limit \(2 s of CPU time per render\)"]),
+    Case("exhaust-memory-with-a-format-width", replace_in(PAPER, "{{ passage }}", "{{ passage|center(10 ** 9) }}"),
+         [r"prompts/belebele/paper\.yaml: 'prompt' hit the output-size limit \(100000 characters\): the center "
+          r"filter with the number 1000000000"]),
     Case("mutate-the-item", replace_in(PAPER, "{{ passage }}", "{{ choices.clear() }}{{ passage }}"),
          [r"prompts/belebele/paper\.yaml: 'prompt' tried something templates may not do: access to attribute "
           r"'clear' of 'list' object is unsafe"]),

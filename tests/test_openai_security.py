@@ -17,7 +17,7 @@ import pytest
 
 from babeleval.backends.base import Decoding, GenerationRequest
 from babeleval.backends.openai_api import OpenAIBackend, origin
-from babeleval.errors import BackendError
+from babeleval.errors import BabelevalError, BackendError
 from babeleval.redact import MASK
 
 KEY = "sk-origin-test-7c1d2e3f4a5b6c7d"
@@ -207,3 +207,21 @@ def test_a_server_that_never_accepts_is_bounded_by_the_deadline(monkeypatch):
         assert time.monotonic() - started < 2.5
     finally:
         listener.close()
+
+
+def test_deadline_settings_are_valid_and_keep_the_cache(repo_root):
+    import yaml
+
+    from babeleval.config import validate
+    from babeleval.fingerprint import model_fingerprint
+
+    spec = {"backend": "openai", "model": "gpt-4o-mini-2024-07-18", "base_url": "https://api.example.org/v1",
+            "api_key_env": "OPENAI_API_KEY", "chat": True}
+    tuned = {**spec, "request_deadline": 120, "max_retry_after": 30}
+    assert model_fingerprint(spec, spec["model"]) == model_fingerprint(tuned, spec["model"])
+    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    params["models"] = {"api": tuned}
+    assert validate(params, root=repo_root).models["api"]["request_deadline"] == 120
+    params["models"]["api"]["request_deadline"] = 0
+    with pytest.raises(BabelevalError, match=r"models\.api\.request_deadline: 0 is less than or equal to the minimum"):
+        validate(params, root=repo_root)

@@ -106,3 +106,103 @@ def test_shipped_templates_still_render(repo_root):
         template = load_template("belebele", name, repo_root)
         items = [{**ITEM, "id": f"p{i}#1", "group": f"p{i}"} for i in range(8)]
         assert build_requests(template, items, items, seed=1)
+
+
+# -- the render budget: every way past the size and time limits ------------------------------------------------
+
+TIME = "the time limit"
+SIZE = "the output-size limit"
+BYPASSES = {
+    "nested-range-loops": ("{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}", TIME),
+    "nested-list-loops": ("{% set l = choices * 25000 %}{% for a in l %}{% for b in l %}{% endfor %}{% endfor %}",
+                          TIME),
+    "exponential-macro": ("{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(60) }}",
+                          TIME),
+    "center-filter": ("{{ passage|center(1000000000) }}", SIZE),
+    "center-method": ("{{ passage.center(10 ** 9) }}", SIZE),
+    "ljust-method": ("{{ passage.ljust(10 ** 9, '-') }}", SIZE),
+    "rjust-method": ("{{ question.rjust(10 ** 8) }}", SIZE),
+    "zfill-method": ("{{ '7'.zfill(10 ** 9) }}", SIZE),
+    "join-filter": ("{{ range(100000)|join('x' * 100000) }}", SIZE),
+    "join-filter-generator": ("{{ range(100000)|map('string')|join(passage * 10000) }}", SIZE),
+    "join-method": ("{{ ('y' * 100000).join(range(100000)|map('string')) }}", SIZE),
+    "percent-width": ("{{ '%1000000000s' % passage }}", SIZE),
+    "percent-star-width": ("{{ '%*s' % (10 ** 9, passage) }}", SIZE),
+    "percent-precision": ("{{ '%.1000000000f' % 1.5 }}", SIZE),
+    "format-filter-width": ("{{ '%1000000000s'|format(passage) }}", SIZE),
+    "format-method-width": ("{{ '{:>1000000000}'.format(passage) }}", SIZE),
+    "format-method-nested-width": ("{{ '{:{w}}'.format(passage, w=10 ** 9) }}", SIZE),
+    "format-map-width": ("{{ '{x:^999999999}'.format_map({'x': question}) }}", SIZE),
+    "replace-filter": ("{{ ('x' * 100000)|replace('x', 'x' * 100000) }}", SIZE),
+    "replace-method": ("{{ ('x' * 100000).replace('', 'abc') }}", SIZE),
+    "indent-filter": ("{{ ('\n' * 100000)|indent(100000, first=true, blank=true) }}", SIZE),
+    "wordwrap-filter": ("{{ ('x ' * 50000)|wordwrap(1, wrapstring='y' * 100000) }}", SIZE),
+    "expandtabs-method": ("{{ ('\t' * 100000).expandtabs(100000) }}", SIZE),
+    "translate-method": ("{{ ('x' * 100000).translate({120: 'y' * 100000}) }}", SIZE),
+    "concat-doubling": ("{% set ns = namespace(s=passage) %}{% for i in range(60) %}{% set ns.s = ns.s ~ ns.s %}"
+                        "{% endfor %}{{ ns.s|length }}", SIZE),
+    "plus-doubling": ("{% set ns = namespace(s=passage) %}{% for i in range(60) %}{% set ns.s = ns.s + ns.s %}"
+                      "{% endfor %}", SIZE),
+    "list-doubling": ("{% set ns = namespace(l=choices) %}{% for i in range(60) %}{% set ns.l = ns.l + ns.l %}"
+                      "{% endfor %}", SIZE),
+    "integer-squaring": ("{% set ns = namespace(n=10) %}{% for i in range(60) %}{% set ns.n = ns.n * ns.n %}"
+                         "{% endfor %}", SIZE),
+    "integer-powers": ("{% set ns = namespace(n=10 ** 60) %}{% for i in range(60) %}{% set ns.n = ns.n ** 60 %}"
+                       "{% endfor %}", SIZE),
+    "list-growing-by-copies": ("{% set ns = namespace(l=[]) %}{% for i in range(100000) %}{% set ns.l = ns.l + [i] %}"
+                               "{% endfor %}", TIME),
+    "set-block-accumulation": ("{% set x %}{% for i in range(100000) %}{{ passage }}{% endfor %}{% endset %}ok",
+                               SIZE),
+    "literal-text-in-a-loop": ("{% for i in range(100000) %}" + "本文" * 50 + "{% endfor %}", SIZE),
+    "filter-block": ("{% filter upper %}{% for i in range(100000) %}{{ question }}{% endfor %}{% endfilter %}", SIZE),
+    "printed-nested-list": ("{% set l = choices * 25000 %}{{ [l] * 100000 }}", SIZE),
+    "string-filter-nested-list": ("{% set l = choices * 25000 %}{{ ([l] * 100000)|string|length }}", SIZE),
+    "tojson-nested-list": ("{% set l = choices * 25000 %}{{ ([l] * 100000)|tojson|length }}", SIZE),
+    "sum-of-lists": ("{{ ([choices * 25000] * 100000)|sum(start=[])|length }}", SIZE),
+    "batch-fill": ("{{ choices|batch(10 ** 9, 'x')|list }}", SIZE),
+    "many-outputs": ("{% for i in range(100000) %}{{ passage }}{{ question }}{% endfor %}", SIZE),
+}
+
+
+@pytest.mark.parametrize("source, limit", BYPASSES.values(), ids=BYPASSES.keys())
+def test_no_way_past_the_render_budget(source, limit, tmp_path):
+    import time
+
+    path = write_template(tmp_path, source)
+    started = time.monotonic()
+    with pytest.raises(TemplateError) as caught:
+        render(tmp_path, source)
+    # a size limit refuses before the value is built (building 1 GB and then refusing would take seconds)
+    assert time.monotonic() - started < (20 if limit == TIME else 3)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: 'prompt' hit {limit}"), message
+
+
+def test_the_budget_holds_outside_the_main_thread(tmp_path):
+    """Snakemake may plan or run a job in any thread: the checks use no signal."""
+    import threading
+
+    source = BYPASSES["nested-range-loops"][0]
+    write_template(tmp_path, source)
+    caught = []
+
+    def attempt():
+        try:
+            render(tmp_path, source)
+        except TemplateError as exc:
+            caught.append(str(exc))
+
+    thread = threading.Thread(target=attempt)
+    thread.start()
+    thread.join(30)
+    assert caught and "hit the time limit (2 s of CPU time per render)" in caught[0]
+
+
+def test_large_but_legal_renders_still_work(tmp_path):
+    """Big data numbers, long passages and loops within the budget are no problem."""
+    source = ("{{ '{:,}'.format(1234567890) }} {{ '%d|%8.3f' % (9876543210, 2.5) }} {{ '%-6s|'|format('ja') }}"
+              "{% for c in choices %}{{ letters[loop.index0] ~ ') ' ~ c }}{% endfor %} {{ passage|center(20) }}|"
+              "{{ (passage * 5000)|length }} {{ range(1000)|join(',')|length }} {{ question|replace('?', '？') }}")
+    write_template(tmp_path, source)
+    assert render(tmp_path, source) == ("1,234,567,890 9876543210|   2.500 ja    |A) aB) bC) cD) d      A passage.     |"
+                                        "50000 3889 Why？")

@@ -23,11 +23,11 @@ log = logging.getLogger("babeleval")
 
 
 # Errors of the machine rather than of babeleval: said with the path, never as a bug.
-_DISK_ERRORS = {errno.ENOSPC: "the disk is full: free space on it and run again",
-                errno.EDQUOT: "the disk quota is used up: free space or raise the quota, and run again",
-                errno.EROFS: "the file system is read-only: write the results somewhere writable",
-                errno.EACCES: "permission denied: check who owns that directory",
-                errno.EMFILE: "too many open files: raise the limit (ulimit -n)"}
+_DISK_ERRORS = {errno.ENOSPC: ("write", "the disk is full: free space on it and run again"),
+                errno.EDQUOT: ("write", "the disk quota is used up: free space or raise the quota, and run again"),
+                errno.EROFS: ("write", "the file system is read-only: run where results can be written"),
+                errno.EACCES: ("open", "check the permissions of the file and its directory"),
+                errno.EMFILE: ("open", "too many open files: raise the limit (ulimit -n)")}
 
 
 def disk_problem(exc: BaseException, tb) -> str | None:
@@ -47,15 +47,44 @@ def disk_problem(exc: BaseException, tb) -> str | None:
         tb = tb.tb_next
     path = path if path is not None else innermost
     where = os.fspath(path) if path is not None else "a file (no path given)"
-    return f"cannot write {where}: {os.strerror(exc.errno)}; {_DISK_ERRORS[exc.errno]}"
+    verb, advice = _DISK_ERRORS[exc.errno]
+    return f"cannot {verb} {where}: {os.strerror(exc.errno)}; {advice}"
+
+
+# The Hugging Face hub's errors, by class name (the job need not import huggingface_hub to recognise them):
+# a model that cannot be fetched is the machine's or the entry's problem, not ours.
+_HUB_ERRORS = {
+    "LocalEntryNotFoundError": "there is no network (or HF_HUB_OFFLINE is set) and the model is not in the local "
+                               "hub cache: download it where there is network (huggingface-cli download <id>), or "
+                               "point model at a local directory",
+    "OfflineModeIsEnabled": "HF_HUB_OFFLINE is set and the model is not in the local hub cache: download it first",
+    "RepositoryNotFoundError": "check the model id in params.yaml (and HF_TOKEN, for a private model)",
+    "GatedRepoError": "accept the model's terms on its hub page, and set HF_TOKEN to a token of that account",
+    "RevisionNotFoundError": "check the model's revision in params.yaml",
+}
+
+
+def hub_problem(exc: BaseException) -> str | None:
+    """What to do when a hub model could not be fetched, from the error or one it was raised from; else None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        advice = _HUB_ERRORS.get(type(exc).__name__)
+        if advice:
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            return f"the model could not be fetched from the Hugging Face hub ({type(exc).__name__}: {first_line}); " \
+                   f"{advice}"
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def _report(exc_type, exc, tb) -> None:
     disk = disk_problem(exc, tb)
+    hub = hub_problem(exc)
     if issubclass(exc_type, BabelevalError):
         log.error("%s", exc)
-    elif disk:
-        log.error("%s", disk)
+    elif disk or hub:
+        log.error("%s", disk or hub)
     elif issubclass(exc_type, KeyboardInterrupt):
         log.error("interrupted")
     else:

@@ -15,6 +15,11 @@ Two moments:
   only when a model is about to load: a rerun answered from the cache needs
   no GPU.
 
+Planning also looks at each model's response cache, if there is one: a file
+that is not an SQLite database at all (a different file copied over it, a cut
+header) stops the run before any job, rather than after the data were
+prepared; damage deeper inside the file is found when the job opens it.
+
 Every problem is a :class:`~babeleval.errors.ConfigError` or
 :class:`~babeleval.errors.MachineError` naming the model entry and what to do.
 """
@@ -23,11 +28,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
-from .errors import ConfigError, MachineError
+from .errors import ConfigError, MachineError, StateError
 
 LOCAL_BACKENDS = ("hf", "vllm")
+SQLITE_MAGIC = b"SQLite format 3\x00"
 _TRUE = {"1", "true", "yes", "on"}
 
 
@@ -114,3 +120,17 @@ def checked_loader(loader: Callable[[dict[str, Any], str], Any]) -> Callable[[di
         return loader(spec, model_path)
 
     return load
+
+
+def check_response_caches(models: Iterable[str], pattern: str, root: str | Path = ".") -> None:
+    """Each model's response cache (``pattern`` with ``{model}``), where one exists, is an SQLite file."""
+    for model in models:
+        path = Path(root) / pattern.format(model=model)
+        if not path.is_file() or path.stat().st_size == 0:  # none yet, or one SQLite has not written to
+            continue
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_MAGIC))
+        if header != SQLITE_MAGIC:
+            raise StateError(f"{path}: the response cache cannot be read (not an SQLite database): it is damaged "
+                             "or not a cache file; delete it and run again (only cached responses are lost: they "
+                             "are asked for again)")

@@ -23,8 +23,9 @@ axes its variants vary, see ``babeleval.variants``). A name
 ``<template>~axis=value~...`` loads a variant of ``prompts/<task>/<template>.yaml``.
 
 Templates render in Jinja's immutable sandbox with strict undefined
-variables: a template cannot reach Python internals, read files or run code,
-and a misspelt variable is an error rather than an empty string.
+variables (``babeleval.sandbox``): a template cannot reach Python internals,
+read files or run code, every render has a time and output-size budget, and a
+misspelt variable is an error rather than an empty string.
 """
 
 from __future__ import annotations
@@ -37,54 +38,15 @@ from typing import Any
 import jinja2
 import jinja2.nodes
 import yaml
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from .errors import TemplateError
+from .sandbox import ENV as _ENV
+from .sandbox import RenderLimit, compile_template as _compile, render
 
 PROMPTS_DIR = "prompts"
 MODES = ("loglikelihood", "generate")
 SAMPLERS = ("random", "first", "stratified")
 
-MAX_REPEAT = 100_000  # longest string or list a template may build with '*'
-MAX_EXPONENT = 64     # largest exponent a template may use with '**'
-
-
-class _NoFiles(jinja2.BaseLoader):
-    """The sandbox has no file system: include, import and extends are refused."""
-
-    def get_source(self, environment, template):
-        raise jinja2.exceptions.SecurityError(f"templates may not include, import or extend files ('{template}')")
-
-
-class _Sandbox(ImmutableSandboxedEnvironment):
-    """Jinja's immutable sandbox, with no file access and bounded '*' and '**'.
-
-    The sandbox already refuses attributes that lead to Python internals
-    (``__class__``, ``__globals__``, ``mro`` ...) and methods that mutate data;
-    here templates also lose the loader (no ``include`` of a file) and the
-    arithmetic that could exhaust memory or time in one expression.
-    """
-
-    intercepted_binops = frozenset({"*", "**"})
-
-    def call_binop(self, context, operator, left, right):
-        if operator == "**" and isinstance(right, (int, float)) and abs(right) > MAX_EXPONENT:
-            raise jinja2.exceptions.SecurityError(f"exponent {right} is larger than {MAX_EXPONENT}")
-        if operator == "*":
-            for seq, times in ((left, right), (right, left)):
-                if isinstance(seq, (str, list, tuple)) and isinstance(times, int) and len(seq) * times > MAX_REPEAT:
-                    raise jinja2.exceptions.SecurityError(f"'*' would build a sequence longer than {MAX_REPEAT}")
-        return super().call_binop(context, operator, left, right)
-
-
-_ENV = _Sandbox(
-    undefined=jinja2.StrictUndefined,
-    keep_trailing_newline=True,
-    autoescape=False,
-    loader=_NoFiles(),
-)
-# Only the harmless helpers stay: no lipsum, cycler or joiner objects to probe.
-_ENV.globals = {name: _ENV.globals[name] for name in ("range", "dict", "namespace") if name in _ENV.globals}
 _FILE_NODES = (jinja2.nodes.Include, jinja2.nodes.Import, jinja2.nodes.FromImport, jinja2.nodes.Extends)
 
 _TOP_KEYS = {"description", "reference", "mode", "fewshot", "preamble", "prompt", "target", "continuation", "choices",
@@ -144,7 +106,9 @@ class Template:
 
     def _render(self, key: str, source: str, variables: dict[str, Any]) -> str:
         try:
-            return _compile(source).render(variables)
+            return render(source, variables)
+        except RenderLimit as exc:
+            raise TemplateError(f"{self.path}: '{key}' hit {exc} (see docs/security.md)") from None
         except jinja2.exceptions.SecurityError as exc:
             raise TemplateError(f"{self.path}: '{key}' tried something templates may not do: {exc}") from None
         except jinja2.exceptions.UndefinedError as exc:
@@ -154,15 +118,6 @@ class Template:
             raise TemplateError(f"{self.path}: '{key}': {exc}") from None
         except Exception as exc:  # 1/0, 'a' + 1, a huge range: the template's fault, said as such
             raise TemplateError(f"{self.path}: '{key}': {type(exc).__name__}: {exc}") from None
-
-
-_COMPILED: dict[str, jinja2.Template] = {}
-
-
-def _compile(source: str) -> jinja2.Template:
-    if source not in _COMPILED:
-        _COMPILED[source] = _ENV.from_string(source)
-    return _COMPILED[source]
 
 
 def template_path(task: str, name: str, root: str | Path = ".") -> Path:

@@ -9,6 +9,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from babeleval.backends.openai_api import DEFAULT_CONCURRENCY, rate_limit_resource
 from babeleval.config import check_local_data, validate as validate_params
 from babeleval.generate import decoding_settings
+from babeleval.preflight import check_response_caches
 
 # Validates params.yaml against workflow/schemas/params.schema.yaml and checks that
 # templates, parsers, presets and local data files exist: a bad grid stops here, before any job.
@@ -18,6 +19,7 @@ GRID = validate_params(config, source_file="params.yaml")
 # (so before any model is built or loaded). Jobs re-read this file on a cluster; they skip the check.
 if workflow.is_main_process:
     check_local_data(GRID)
+    check_response_caches(GRID.models if GRID.cache_enabled else (), "results/cache/{model}.sqlite")
 
 
 def alternatives(values):
