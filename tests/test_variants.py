@@ -220,3 +220,15 @@ def test_sampling_a_huge_space_does_not_list_it():
     axes.update({"order": ["orig"] + [f"p{i}" for i in range(1, 1000)], "shotorder": ["orig"] + [f"p{i}" for i in range(1, 1000)]})
     points = variants.sample_settings(axes, 5, 7, "t", "b")
     assert len(points) == 5 and points == variants.sample_settings(axes, 5, 7, "t", "b")
+
+
+def test_show_previews_any_variant_with_its_own_gold_label(repo_root, capsys, monkeypatch):
+    from babeleval.show import main
+
+    monkeypatch.chdir(repo_root)
+    assert main(["--params", "examples/formatspread.yaml", "--task", "belebele", "--language", "hin_Deva",
+                 "--template", f"{FAMILY}~enum=native~instr=tgt~order=rev"]) == 0
+    out = capsys.readouterr().out
+    assert "(gold: ग)" in out  # the sample's first Hindi item: gold 2 of 4, shown third once reversed
+    assert "अनुच्छेद पढ़िए और सही उत्तर चुनिए (क/ख/ग/घ)।" in out
+    assert "continuations scored: ' क', ' ख', ' ग', ' घ'" in out
