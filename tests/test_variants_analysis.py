@@ -79,11 +79,21 @@ def test_rank_stability_across_variants(raw):
 def test_sensitivity_is_larger_where_the_language_is_known_least(raw):
     spread = variation.spread_table(variation.outcome_matrices(raw), samples=50, seed=1)
     table = variation.sensitivity_table(spread, permutations=1000, seed=1).set_index("model")
+    assert set(variation.sensitivity_table(spread, 100, 1)["against"]) == {"score"}  # no groups given
     big = table.loc["big"]
     assert big["n_languages"] == 4 and big["rho"] == pytest.approx(-1.0)
     assert big["permutations"] == 24  # 4! orderings: the exact test
     assert big["p_less"] == pytest.approx(1 / 24) and big["p_two_sided"] == pytest.approx(2 / 24)
     assert big["most_sensitive"] == "hin_Deva" and big["least_sensitive"] == "eng_Latn"
+    assert big["against"] == "score"
+
+
+def test_sensitivity_against_resource_groups(raw):
+    spread = variation.spread_table(variation.outcome_matrices(raw), samples=50, seed=1)
+    groups = {"high": ["eng_Latn", "fra_Latn"], "mid": ["jpn_Jpan"], "low": ["hin_Deva"], "unused": ["zul_Latn"]}
+    table = variation.sensitivity_table(spread, permutations=1000, seed=1, groups=groups)
+    row = table[(table["model"] == "big") & (table["against"] == "resource group")].iloc[0]
+    assert row["n_languages"] == 4 and row["rho"] < -0.9 and row["permutations"] == 24
 
 
 def test_permutation_test_sampled_when_orderings_are_many():

@@ -16,7 +16,8 @@ rule variation_analysis:
         raw=all_raw(),
     params:
         settings={**{k: ANALYSIS[k] for k in ("seed", "samples", "confidence")},
-                  "permutations": config.get("analysis", {}).get("permutations", 10000)},
+                  "permutations": config.get("analysis", {}).get("permutations", 10000),
+                  "language_groups": config.get("analysis", {}).get("language_groups", {})},
     log:
         "results/logs/analysis/variation.log",
     conda:

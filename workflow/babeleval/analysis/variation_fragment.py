@@ -27,7 +27,8 @@ def findings(tables: dict[str, pd.DataFrame]) -> list[str]:
                    f"correctness ({row['task']} / {row['family']}).")
     for row in tables["sensitivity"].itertuples(index=False):
         if row.rho == row.rho:
-            out.append(f"{row.model}, {row.task} / {row.family}: Spearman rho between a language's accuracy and its "
+            against = "accuracy" if row.against == "score" else "resource group"
+            out.append(f"{row.model}, {row.task} / {row.family}: Spearman rho between a language's {against} and its "
                        f"sensitivity = {row.rho:.2f} over {row.n_languages} languages (permutation p = "
                        f"{row.p_two_sided:.3f} two-sided, {row.p_less:.3f} for rho < 0).")
     return out
