@@ -232,3 +232,14 @@ def test_show_previews_any_variant_with_its_own_gold_label(repo_root, capsys, mo
     assert "(gold: ग)" in out  # the sample's first Hindi item: gold 2 of 4, shown third once reversed
     assert "अनुच्छेद पढ़िए और सही उत्तर चुनिए (क/ख/ग/घ)।" in out
     assert "continuations scored: ' क', ' ख', ' ग', ' घ'" in out
+
+
+def test_choice_order_is_refused_where_classes_have_a_fixed_order(repo_root):
+    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    params["tasks"] = {"jnli": params["tasks"]["jnli"]}
+    params["tasks"]["jnli"]["templates"] = ["0.2~order=rev"]
+    with pytest.raises(ConfigError, match=r"0\.2~order=rev: 'order' permutes each item's own answer choices; a "
+                                          r"classification task with label words"):
+        validate(params, root=repo_root)
+    params["tasks"]["jnli"]["templates"] = ["0.2~shots=1"]
+    assert validate(params, root=repo_root).tasks["jnli"].templates["0.2~shots=1"].fewshot.n == 1

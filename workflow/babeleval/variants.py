@@ -415,10 +415,17 @@ def grid_template_names(task: str, spec: dict, seed: int, source_file: str, root
     return names
 
 
-def check_languages(template, languages: Sequence[str], where: str) -> None:
-    """A variant that needs phrases in the evaluated language: every language of the grid must have them."""
+def check_variant(template, family: str, languages: Sequence[str], where: str) -> None:
+    """What a variant needs from its task: choices of its own to reorder, phrases in every language."""
     variant = getattr(template, "variant", None)
-    if variant is None or variant.get("instr") != "tgt":
+    if variant is None:
+        return
+    if variant.get("order") != "orig" and (family != "multiple_choice" or template.choices is not None):
+        # per-item permutations would scramble class indices, which balanced accuracy and macro-F1 count by
+        raise ConfigError(f"{where}: variant {template.name}: 'order' permutes each item's own answer choices; a "
+                          f"{family} task{' with label words' if template.choices is not None else ''} has classes "
+                          "in a fixed order: leave 'order' out")
+    if variant.get("instr") != "tgt":
         return
     missing = [language for language in languages if language not in phrase_table()]
     if missing:
