@@ -431,3 +431,37 @@ def check_variant(template, family: str, languages: Sequence[str], where: str) -
     if missing:
         raise ConfigError(f"{where}: variant {template.name} (instr=tgt) needs phrases for {', '.join(missing)} in "
                           f"{PHRASES_FILE}; add them there, or leave instr=tgt out for this task")
+
+
+# -- one job for a family's log-likelihood variants (shared prefixes, one model load) -------------------------
+
+
+def shared_prefix_families(grid, task: str) -> dict[str, list[str]]:
+    """family -> its log-likelihood templates in the grid, where two or more share the family's prefixes.
+
+    Their requests go through one backend call (workflow/rules/variation.smk), so the hf scorer's token tree
+    stores a passage and question that several variants show once; each variant's own generation job then
+    finds its answers in the response cache. Only for the cache-enabled grid.
+    """
+    if not grid.cache_enabled:
+        return {}
+    members: dict[str, list[str]] = {}
+    for name, template in grid.tasks[task].templates.items():
+        if template.mode == "loglikelihood":
+            members.setdefault(name.split(NAME_SEPARATOR)[0], []).append(name)
+    return {family: names for family, names in members.items()
+            if len(names) > 1 and any(NAME_SEPARATOR in n for n in names)}
+
+
+def shared_prefix_family(grid, model: str, task: str, template: str) -> str | None:
+    """The family whose shared-prefix job answers this (model, task, template), if any (hf models only)."""
+    if grid.models[model]["backend"] != "hf":
+        return None
+    family = template.split(NAME_SEPARATOR)[0]
+    return family if template in shared_prefix_families(grid, task).get(family, []) else None
+
+
+def shared_prefix_pairs(task, templates: Sequence[str], prompts_pattern: str) -> list[tuple[str, str]]:
+    """(label, prompts file) of every (template, language) a shared-prefix job answers, in one order."""
+    return [(f"{template}/{language}", prompts_pattern.format(task=task.name, language=language, template=template))
+            for template in templates for language in task.languages]

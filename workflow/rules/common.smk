@@ -82,6 +82,20 @@ ANALYSIS = {
 # -- input functions and params ----------------------------------------------------------------
 
 
+def shared_prefix_input(task):
+    """Input function: the job that answered a variant's whole family in one pass, where the workflow has one
+    (workflow/rules/variation.smk); the rule marks it ancient(): only its having run matters."""
+    from babeleval.variants import shared_prefix_family
+
+    def marker(wildcards):
+        family = shared_prefix_family(GRID, wildcards.model, task, wildcards.template)
+        if family is None or not hasattr(rules, f"shared_prefix_{task}"):
+            return []
+        return [f"results/usage/{wildcards.model}/{task}/shared_prefix/{family}.json"]
+
+    return marker
+
+
 def template_file(wildcards):
     """The template's file; for a variant with an instruction, also the phrase table its text comes from."""
     from babeleval.variants import input_files
