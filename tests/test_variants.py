@@ -243,3 +243,15 @@ def test_choice_order_is_refused_where_classes_have_a_fixed_order(repo_root):
         validate(params, root=repo_root)
     params["tasks"]["jnli"]["templates"] = ["0.2~shots=1"]
     assert validate(params, root=repo_root).tasks["jnli"].templates["0.2~shots=1"].fewshot.n == 1
+
+
+def test_shared_prefix_jobs_group_a_familys_loglikelihood_variants(params, repo_root):
+    params["tasks"]["belebele"]["templates"] = ["paper", "paper~order=rev", "instruct", FAMILY, f"{FAMILY}~enum=num",
+                                                "blog"]
+    grid = validate(params, root=repo_root)
+    assert variants.shared_prefix_families(grid, "belebele") == {"paper": ["paper", "paper~order=rev"],
+                                                                 FAMILY: [FAMILY, f"{FAMILY}~enum=num"]}
+    assert variants.shared_prefix_family(grid, "tiny-llama", "belebele", "paper~order=rev") == "paper"
+    assert variants.shared_prefix_family(grid, "tiny-llama", "belebele", "instruct") is None  # generate mode
+    params["cache"] = {"enabled": False}  # the family job hands its answers over through the cache
+    assert variants.shared_prefix_families(validate(params, root=repo_root), "belebele") == {}

@@ -82,18 +82,15 @@ ANALYSIS = {
 # -- input functions and params ----------------------------------------------------------------
 
 
-def shared_prefix_input(task):
-    """Input function: the job that answered a variant's whole family in one pass, where the workflow has one
-    (workflow/rules/variation.smk); the rule marks it ancient(): only its having run matters."""
+def shared_prefix_input(wildcards, task):
+    """The job that answered this variant's whole family in one pass, where the workflow has one
+    (workflow/rules/variation.smk); generate.smk marks it ancient(), as only its having run matters."""
     from babeleval.variants import shared_prefix_family
 
-    def marker(wildcards):
-        family = shared_prefix_family(GRID, wildcards.model, task, wildcards.template)
-        if family is None or not hasattr(rules, f"shared_prefix_{task}"):
-            return []
-        return [f"results/usage/{wildcards.model}/{task}/shared_prefix/{family}.json"]
-
-    return marker
+    family = shared_prefix_family(GRID, wildcards.model, task, wildcards.template)
+    if family is None or task not in globals().get("SHARED_PREFIX_TASKS", ()):  # set where variation.smk is included
+        return []
+    return [f"results/usage/{wildcards.model}/{task}/shared_prefix/{family}.json"]
 
 
 def template_file(wildcards):

@@ -16,7 +16,7 @@ for _task in GRID.tasks.values():
             prompts=expand(PROMPTS, task=_task.name, language=_task.languages, allow_missing=True),
             model=model_input,
             # a family's log-likelihood variants answered together first (variation.smk): then all cache hits
-            shared_prefix=ancient(shared_prefix_input(_task.name)),
+            shared_prefix=ancient(lambda w, task=_task.name: shared_prefix_input(w, task)),
         params:
             task=_task.name,
             languages=list(_task.languages),

@@ -33,6 +33,9 @@ rule variation_analysis:
 from babeleval.variants import shared_prefix_families, shared_prefix_pairs
 
 
+# tasks with a shared-prefix rule: their variants' generation jobs wait for it (shared_prefix_input, common.smk)
+SHARED_PREFIX_TASKS = {t for t in GRID.tasks if shared_prefix_families(GRID, t)}
+
 for _task in GRID.tasks.values():
     _families = shared_prefix_families(GRID, _task.name)
     if not _families:
