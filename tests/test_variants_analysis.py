@@ -128,3 +128,13 @@ def test_figure_and_report_fragment(raw, tmp_path):
     assert fragment.startswith('<section id="variation">') and fragment.endswith("</section>")
     assert "Largest variation term: &#x27;language x enum&#x27;" in fragment or "Largest variation term: &#x27;enum&#x27;" in fragment
     assert "rho between a language&#x27;s accuracy and its sensitivity = -1.00" in fragment
+
+
+def test_a_grid_without_families_gives_empty_tables_and_says_so(tmp_path):
+    from babeleval.analysis import variation_fragment, variation_plots
+
+    raw = {Combo("m", "belebele", "eng_Latn", "paper"): records(0.5)}
+    tables = variation.analyse(raw, samples=10, permutations=100)
+    assert all(frame.empty for frame in tables.values())
+    variation_plots.variation_figure({}, tables["spread"], tmp_path / "v.png")
+    assert "No rows." in variation_fragment.render(tables, tmp_path / "v.png", {})
