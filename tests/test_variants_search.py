@@ -44,6 +44,7 @@ def test_finds_the_extremes_and_reports_an_interval():
     assert summary["best"]["variant"] == "v7" and summary["worst"]["variant"] == "v0"
     low, high = summary["interval"]
     assert low < 0.4 < 0.8 < high and summary["spread"] == pytest.approx(high - low)
+    assert summary["interval_credible"][0] < low and summary["interval_credible"][1] > high
     lo, hi = summary["best"]["credible_interval"]
     assert lo < summary["best"]["accuracy"] < hi
     # the search spends its budget on the extremes, not evenly
