@@ -43,6 +43,9 @@ def test_spread_per_model_language_with_intervals(raw):
     assert hin["sd"] == pytest.approx(np.std([0.5, 0.5, 0.2, 0.2], ddof=1))
     assert hin["spread_low"] <= hin["spread"] <= hin["spread_high"]
     assert spread.loc[("big", "eng_Latn"), "spread"] == 0.0
+    # a 30-point format effect on 40 items is beyond item noise; no effect at all is not
+    assert hin["p_spread"] < 0.01 and 0 < hin["spread_noise"] < 0.3
+    assert spread.loc[("big", "eng_Latn"), "p_spread"] == 1.0
     again = variation.spread_table(matrices, samples=300, seed=1).set_index(["model", "language"])
     pd.testing.assert_frame_equal(spread, again)
 

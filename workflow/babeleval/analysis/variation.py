@@ -10,7 +10,8 @@ Tables (one row per ...):
 
 - ``spread``: (model, task, language, family): mean, min, max, spread (max - min), standard deviation and
   interquartile range of the variants' accuracies, each with a bootstrap interval over items (the same
-  resampled items for every variant), and the best and worst variant;
+  resampled items for every variant); the spread item noise alone gives (``spread_noise``) and a
+  permutation p-value against it (``p_spread``); the best and worst variant;
 - ``axes``: (model, task, language, family, axis): how far the axis's values move the mean accuracy
   (range of the marginal means over the variants with each value): which axis matters, for which language;
 - ``decomposition``: (task, family, term): a sequential (type I) sums-of-squares decomposition of per-item
@@ -82,6 +83,22 @@ def _stats(accs: np.ndarray) -> dict[str, np.ndarray]:
             "iqr": _iqr(accs)}
 
 
+def spread_null(values: np.ndarray, samples: int, rng: np.random.Generator, chunk: int = 100) -> np.ndarray:
+    """Spreads over variants when the format makes no difference: each item's outcomes shuffled over variants.
+
+    Under that null the variants are exchangeable for every item, so the spread it gives is what item noise
+    alone produces; its mean is the spread's noise floor.
+    """
+    n, v = values.shape
+    out = []
+    for start in range(0, samples, chunk):
+        size = min(chunk, samples - start)
+        order = rng.random((size, n, v)).argsort(axis=2)
+        accs = np.take_along_axis(np.broadcast_to(values, (size, n, v)), order, axis=2).mean(axis=1)
+        out.append(accs.max(axis=1) - accs.min(axis=1))
+    return np.concatenate(out)
+
+
 def spread_table(matrices: dict[tuple, pd.DataFrame], samples: int = 1000, confidence: float = 0.95,
                  seed: int = 0) -> pd.DataFrame:
     rows = []
@@ -102,9 +119,13 @@ def spread_table(matrices: dict[tuple, pd.DataFrame], samples: int = 1000, confi
         for name, value in point.items():
             row[name] = float(value)
             row[f"{name}_low"], row[f"{name}_high"] = (float(v) for v in np.quantile(boot[name], [alpha, 1 - alpha]))
+        null = spread_null(values, samples, rng)
+        row["spread_noise"] = float(null.mean())
+        row["p_spread"] = float((1 + np.sum(null >= point["spread"] - 1e-12)) / (samples + 1))
         rows.append(row)
     columns = ["model", "task", "language", "family", "n_variants", "n_items", "mean", "min", "max",
-               "spread", "spread_low", "spread_high", "sd", "sd_low", "sd_high", "iqr", "iqr_low", "iqr_high",
+               "spread", "spread_low", "spread_high", "spread_noise", "p_spread", "sd", "sd_low", "sd_high",
+               "iqr", "iqr_low", "iqr_high",
                "best_variant", "worst_variant"]
     return pd.DataFrame(rows, columns=columns)
 
