@@ -255,3 +255,13 @@ def test_shared_prefix_jobs_group_a_familys_loglikelihood_variants(params, repo_
     assert variants.shared_prefix_family(grid, "tiny-llama", "belebele", "instruct") is None  # generate mode
     params["cache"] = {"enabled": False}  # the family job hands its answers over through the cache
     assert variants.shared_prefix_families(validate(params, root=repo_root), "belebele") == {}
+
+
+def test_sampled_variants_are_k_besides_the_listed_ones(params, repo_root):
+    axes = {"enum": ["upper", "num"], "sep": ["colon", "dash"]}  # 3 variants besides the defaults
+    params["tasks"]["belebele"]["variants"] = {FAMILY: {"sample": 2, "axes": axes}}
+    first = list(validate(params, root=repo_root).tasks["belebele"].templates)
+    assert len(first) == 3 and first[0] == FAMILY
+    params["tasks"]["belebele"]["templates"] = [FAMILY, first[1]]  # one of the draws is now listed by name
+    second = list(validate(params, root=repo_root).tasks["belebele"].templates)
+    assert len(second) == 4 and set(first) < set(second)
