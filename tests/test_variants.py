@@ -220,3 +220,48 @@ def test_sampling_a_huge_space_does_not_list_it():
     axes.update({"order": ["orig"] + [f"p{i}" for i in range(1, 1000)], "shotorder": ["orig"] + [f"p{i}" for i in range(1, 1000)]})
     points = variants.sample_settings(axes, 5, 7, "t", "b")
     assert len(points) == 5 and points == variants.sample_settings(axes, 5, 7, "t", "b")
+
+
+def test_show_previews_any_variant_with_its_own_gold_label(repo_root, capsys, monkeypatch):
+    from babeleval.show import main
+
+    monkeypatch.chdir(repo_root)
+    assert main(["--params", "examples/formatspread.yaml", "--task", "belebele", "--language", "hin_Deva",
+                 "--template", f"{FAMILY}~enum=native~instr=tgt~order=rev"]) == 0
+    out = capsys.readouterr().out
+    assert "(gold: ग)" in out  # the sample's first Hindi item: gold 2 of 4, shown third once reversed
+    assert "अनुच्छेद पढ़िए और सही उत्तर चुनिए (क/ख/ग/घ)।" in out
+    assert "continuations scored: ' क', ' ख', ' ग', ' घ'" in out
+
+
+def test_choice_order_is_refused_where_classes_have_a_fixed_order(repo_root):
+    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    params["tasks"] = {"jnli": params["tasks"]["jnli"]}
+    params["tasks"]["jnli"]["templates"] = ["0.2~order=rev"]
+    with pytest.raises(ConfigError, match=r"0\.2~order=rev: 'order' permutes each item's own answer choices; a "
+                                          r"classification task with label words"):
+        validate(params, root=repo_root)
+    params["tasks"]["jnli"]["templates"] = ["0.2~shots=1"]
+    assert validate(params, root=repo_root).tasks["jnli"].templates["0.2~shots=1"].fewshot.n == 1
+
+
+def test_shared_prefix_jobs_group_a_familys_loglikelihood_variants(params, repo_root):
+    params["tasks"]["belebele"]["templates"] = ["paper", "paper~order=rev", "instruct", FAMILY, f"{FAMILY}~enum=num",
+                                                "blog"]
+    grid = validate(params, root=repo_root)
+    assert variants.shared_prefix_families(grid, "belebele") == {"paper": ["paper", "paper~order=rev"],
+                                                                 FAMILY: [FAMILY, f"{FAMILY}~enum=num"]}
+    assert variants.shared_prefix_family(grid, "tiny-llama", "belebele", "paper~order=rev") == "paper"
+    assert variants.shared_prefix_family(grid, "tiny-llama", "belebele", "instruct") is None  # generate mode
+    params["cache"] = {"enabled": False}  # the family job hands its answers over through the cache
+    assert variants.shared_prefix_families(validate(params, root=repo_root), "belebele") == {}
+
+
+def test_sampled_variants_are_k_besides_the_listed_ones(params, repo_root):
+    axes = {"enum": ["upper", "num"], "sep": ["colon", "dash"]}  # 3 variants besides the defaults
+    params["tasks"]["belebele"]["variants"] = {FAMILY: {"sample": 2, "axes": axes}}
+    first = list(validate(params, root=repo_root).tasks["belebele"].templates)
+    assert len(first) == 3 and first[0] == FAMILY
+    params["tasks"]["belebele"]["templates"] = [FAMILY, first[1]]  # one of the draws is now listed by name
+    second = list(validate(params, root=repo_root).tasks["belebele"].templates)
+    assert len(second) == 4 and set(first) < set(second)

@@ -43,6 +43,9 @@ def test_spread_per_model_language_with_intervals(raw):
     assert hin["sd"] == pytest.approx(np.std([0.5, 0.5, 0.2, 0.2], ddof=1))
     assert hin["spread_low"] <= hin["spread"] <= hin["spread_high"]
     assert spread.loc[("big", "eng_Latn"), "spread"] == 0.0
+    # a 30-point format effect on 40 items is beyond item noise; no effect at all is not
+    assert hin["p_spread"] < 0.01 and 0 < hin["spread_noise"] < 0.3
+    assert spread.loc[("big", "eng_Latn"), "p_spread"] == 1.0
     again = variation.spread_table(matrices, samples=300, seed=1).set_index(["model", "language"])
     pd.testing.assert_frame_equal(spread, again)
 
@@ -79,11 +82,21 @@ def test_rank_stability_across_variants(raw):
 def test_sensitivity_is_larger_where_the_language_is_known_least(raw):
     spread = variation.spread_table(variation.outcome_matrices(raw), samples=50, seed=1)
     table = variation.sensitivity_table(spread, permutations=1000, seed=1).set_index("model")
+    assert set(variation.sensitivity_table(spread, 100, 1)["against"]) == {"score"}  # no groups given
     big = table.loc["big"]
     assert big["n_languages"] == 4 and big["rho"] == pytest.approx(-1.0)
     assert big["permutations"] == 24  # 4! orderings: the exact test
     assert big["p_less"] == pytest.approx(1 / 24) and big["p_two_sided"] == pytest.approx(2 / 24)
     assert big["most_sensitive"] == "hin_Deva" and big["least_sensitive"] == "eng_Latn"
+    assert big["against"] == "score"
+
+
+def test_sensitivity_against_resource_groups(raw):
+    spread = variation.spread_table(variation.outcome_matrices(raw), samples=50, seed=1)
+    groups = {"high": ["eng_Latn", "fra_Latn"], "mid": ["jpn_Jpan"], "low": ["hin_Deva"], "unused": ["zul_Latn"]}
+    table = variation.sensitivity_table(spread, permutations=1000, seed=1, groups=groups)
+    row = table[(table["model"] == "big") & (table["against"] == "resource group")].iloc[0]
+    assert row["n_languages"] == 4 and row["rho"] < -0.9 and row["permutations"] == 24
 
 
 def test_permutation_test_sampled_when_orderings_are_many():
@@ -118,3 +131,13 @@ def test_figure_and_report_fragment(raw, tmp_path):
     assert fragment.startswith('<section id="variation">') and fragment.endswith("</section>")
     assert "Largest variation term: &#x27;language x enum&#x27;" in fragment or "Largest variation term: &#x27;enum&#x27;" in fragment
     assert "rho between a language&#x27;s accuracy and its sensitivity = -1.00" in fragment
+
+
+def test_a_grid_without_families_gives_empty_tables_and_says_so(tmp_path):
+    from babeleval.analysis import variation_fragment, variation_plots
+
+    raw = {Combo("m", "belebele", "eng_Latn", "paper"): records(0.5)}
+    tables = variation.analyse(raw, samples=10, permutations=100)
+    assert all(frame.empty for frame in tables.values())
+    variation_plots.variation_figure({}, tables["spread"], tmp_path / "v.png")
+    assert "No rows." in variation_fragment.render(tables, tmp_path / "v.png", {})

@@ -44,6 +44,7 @@ def test_finds_the_extremes_and_reports_an_interval():
     assert summary["best"]["variant"] == "v7" and summary["worst"]["variant"] == "v0"
     low, high = summary["interval"]
     assert low < 0.4 < 0.8 < high and summary["spread"] == pytest.approx(high - low)
+    assert summary["interval_credible"][0] < low and summary["interval_credible"][1] > high
     lo, hi = summary["best"]["credible_interval"]
     assert lo < summary["best"]["accuracy"] < hi
     # the search spends its budget on the extremes, not evenly
@@ -65,3 +66,29 @@ def test_stops_when_every_item_of_every_variant_is_scored():
 def test_bad_budget():
     with pytest.raises(BabelevalError, match="budget and batch"):
         thompson_search(["a"], 10, lambda n, i: [], 0, 1, 0)
+
+
+def test_search_cli_runs_the_workflows_machinery(repo_root, tiny_model_dir, tmp_path, monkeypatch):
+    """Render, answer with the tiny model and score as the workflow does; the summary holds the interval."""
+    import json
+
+    import yaml
+
+    from babeleval.search import main
+
+    params = yaml.safe_load((repo_root / "examples/formatspread.yaml").read_text(encoding="utf-8"))
+    params["models"] = {"tiny": {"backend": "hf", "model": str(tiny_model_dir), "device": "cpu", "batch_size": 8}}
+    params["cache"] = {"enabled": False}  # nothing written into the repository
+    params_file = tmp_path / "params.yaml"
+    params_file.write_text(yaml.safe_dump(params, allow_unicode=True), encoding="utf-8")
+    monkeypatch.chdir(repo_root)
+    out = tmp_path / "search.json"
+    assert main(["--params", str(params_file), "--model", "tiny", "--task", "belebele", "--language", "hin_Deva",
+                 "--family", "formatspread", "--candidates", "6", "--budget", "40", "--batch", "8",
+                 "--out", str(out)]) == 0
+    summary = json.loads(out.read_text(encoding="utf-8"))
+    assert summary["spent"] == 40 and summary["candidates"] == 6 and summary["items"] == 24
+    assert summary["interval"][0] <= summary["interval"][1]
+    assert sum(t["items"] for t in summary["tried"]) == 40
+    assert summary["calls"]["requests"] == 40
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("search-")] == []  # scratch files removed

@@ -156,7 +156,7 @@ def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str 
         raise ConfigError(f"{source_file}: tasks.{name}: unknown key{'s' if len(unknown) > 1 else ''} "
                           f"{', '.join(unknown)} (common keys: {', '.join(sorted(_COMMON_TASK_KEYS))}{hint})")
     options = {**task.OPTIONS, **given}
-    from .variants import check_languages, grid_template_names
+    from .variants import check_variant, grid_template_names
 
     templates = {}
     for template_name in grid_template_names(name, spec, params["seed"], source_file, root):  # + sampled variants
@@ -175,7 +175,7 @@ def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str 
             if template.generation.decoding not in params["decoding"]:
                 raise ConfigError(f"{where}: decoding preset '{template.generation.decoding}' is not defined under "
                                   f"'decoding' (defined: {', '.join(params['decoding'])})")
-        check_languages(template, spec["languages"], where)
+        check_variant(template, task.FAMILY, spec["languages"], where)
         templates[template_name] = template
 
     source = spec["source"]

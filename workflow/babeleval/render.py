@@ -151,6 +151,8 @@ def build_requests(
         }
         if "choice_order" in item:  # the original index of each choice shown (a choice-order variant)
             request["choice_order"] = item["choice_order"]
+        if template.variant is not None and variables.get("choices"):
+            request["enumerators"] = variables["letters"]  # the labels this variant shows (1 2 3 4, ア イ ウ エ)
         if template.mode == "loglikelihood":
             request["continuations"] = continuations(template, item)
         requests.append(request)

@@ -71,6 +71,8 @@ class SearchResult:
                                 "credible_interval": list(arm.credible())}
         return {
             "interval": [worst.accuracy, best.accuracy],
+            # the range the format may span given how few items the extremes got: worst's low, best's high end
+            "interval_credible": [worst.credible()[0], best.credible()[1]],
             "spread": best.accuracy - worst.accuracy,
             "best": describe(best), "worst": describe(worst),
             "budget": self.budget, "spent": self.spent, "candidates": len(self.arms),

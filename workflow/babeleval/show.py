@@ -17,6 +17,7 @@ from .errors import BabelevalError
 from .parsers import LETTERS
 from .render import build_requests
 from .tasks import get_task
+from .templates import load_template
 
 
 def render_for(params: str, task_name: str, language: str, template_name: str) -> list[dict]:
@@ -24,10 +25,13 @@ def render_for(params: str, task_name: str, language: str, template_name: str) -
     if task_name not in grid.tasks:
         raise BabelevalError(f"{params}: task '{task_name}' is not in the grid (tasks: {', '.join(grid.tasks)})")
     spec = grid.tasks[task_name]
-    if template_name not in spec.templates:
+    if template_name in spec.templates:
+        template = spec.templates[template_name]
+    elif "~" in template_name:  # any variant of a template file can be previewed before it enters the grid
+        template = load_template(task_name, template_name)
+    else:
         raise BabelevalError(f"{params}: tasks.{task_name}.templates has no '{template_name}' "
                              f"(templates: {', '.join(spec.templates)})")
-    template = spec.templates[template_name]
     task = get_task(task_name)
     items = task.load(spec.source, language, options=spec.options)
     pool: list[dict] = []
@@ -42,7 +46,7 @@ def render_for(params: str, task_name: str, language: str, template_name: str) -
 
 
 def format_request(request: dict, number: int) -> str:
-    gold = LETTERS[request["answer"]] if request.get("choices") else request["answer"]
+    gold = request.get("enumerators", LETTERS)[request["answer"]] if request.get("choices") else request["answer"]
     lines = [f"===== item {number}: {request['id']} (gold: {gold}) =====", request["prompt"]]
     if "continuations" in request:
         lines.append("----- continuations scored: " + ", ".join(repr(c) for c in request["continuations"]))

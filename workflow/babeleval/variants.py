@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import yaml
 
@@ -357,39 +357,51 @@ def declared_axes(spec: dict, path: Path) -> dict[str, list[str]]:
 # -- the grid's variants: sampled or all ---------------------------------------------------------------
 
 
-def sample_settings(axes: dict[str, list[str]], k: int | None, seed: int, *key: str) -> list[dict[str, str]]:
-    """``k`` distinct points of the axes' product (all when k is None), reproducibly from (seed, key).
+def _point(index: int, names: list[str], axes: dict[str, list[str]]) -> dict[str, str]:
+    """The settings at ``index`` of the axes' product (mixed radix); digit 0 is an axis's default, left out."""
+    point = {}
+    for axis in reversed(names):
+        index, digit = divmod(index, len(axes[axis]))
+        if digit:
+            point[axis] = axes[axis][digit]
+    return point
 
-    Points are drawn by index into the product (mixed radix), so a space of millions of variants is
-    sampled without listing it; the defaults point (the base template) is one of the candidates.
+
+def sample_settings(axes: dict[str, list[str]], k: int | None, seed: int, *key: str,
+                    skip: Callable[[dict[str, str]], bool] = lambda point: False) -> list[dict[str, str]]:
+    """``k`` distinct points of the axes' product besides the defaults (all points when k is None),
+    reproducibly from (seed, key), leaving out those ``skip`` refuses (variants the grid lists by name).
+
+    Points are drawn by index into the product, so a space of millions of variants is sampled without
+    listing it; the draw order is fixed by the seed, and the points come back in product order.
     """
     names = [axis for axis in AXES if axis in axes]
-    sizes = [len(axes[axis]) for axis in names]
     total = 1
-    for size in sizes:
-        total *= size
-    if k is None or k >= total:
-        indices = range(total)
-    else:
-        digest = hashlib.sha256("\x1f".join([str(seed), "variants", *key]).encode("utf-8")).digest()
-        indices = sorted(random.Random(int.from_bytes(digest[:8], "big")).sample(range(total), k))
-    points = []
-    for index in indices:
-        point = {}
-        for axis, size in zip(reversed(names), reversed(sizes)):
-            index, digit = divmod(index, size)
-            if digit:  # digit 0 is the axis's default: left out of the name
-                point[axis] = axes[axis][digit]
-        points.append(point)
-    return points
+    for axis in names:
+        total *= len(axes[axis])
+    if k is None:
+        return [_point(index, names, axes) for index in range(total)]
+    digest = hashlib.sha256("\x1f".join([str(seed), "variants", *key]).encode("utf-8")).digest()
+    rng = random.Random(int.from_bytes(digest[:8], "big"))
+    chosen: list[int] = []
+    remaining = total - 1
+    drawn: set[int] = set()
+    while len(chosen) < k and len(drawn) < remaining:
+        index = rng.randrange(1, total)  # index 0 is the defaults: the base template, listed by name if wanted
+        if index in drawn:
+            continue
+        drawn.add(index)
+        if not skip(_point(index, names, axes)):
+            chosen.append(index)
+    return [_point(index, names, axes) for index in sorted(chosen)]
 
 
 def grid_template_names(task: str, spec: dict, seed: int, source_file: str, root: str | Path = ".") -> list[str]:
     """The template names a task of the grid evaluates: its ``templates`` then the variants its ``variants`` ask for.
 
     ``variants: {<template>: {sample: k | all, axes: {axis: [values]}}}`` draws k variants of a template
-    (the same k for every language, so that variants are crossed with languages and models), from the
-    file's ``variations`` or the axes given here.
+    besides the ones listed in ``templates`` (the same k for every language, so that variants are crossed
+    with languages and models), from the file's ``variations`` or the axes given here.
     """
     from .templates import load_template_spec
 
@@ -408,19 +420,61 @@ def grid_template_names(task: str, spec: dict, seed: int, source_file: str, root
         if not axes:
             raise ConfigError(f"{where}: {path} declares no 'variations' and none are given under 'axes'")
         k = None if request.get("sample", "all") == "all" else int(request["sample"])
-        for point in sample_settings(axes, k, seed, task, base):
+        listed = set(names)
+        for point in sample_settings(axes, k, seed, task, base, skip=lambda p: variant_name(base, p) in listed):
             name = variant_name(base, point)
             if name not in names:
                 names.append(name)
     return names
 
 
-def check_languages(template, languages: Sequence[str], where: str) -> None:
-    """A variant that needs phrases in the evaluated language: every language of the grid must have them."""
+def check_variant(template, family: str, languages: Sequence[str], where: str) -> None:
+    """What a variant needs from its task: choices of its own to reorder, phrases in every language."""
     variant = getattr(template, "variant", None)
-    if variant is None or variant.get("instr") != "tgt":
+    if variant is None:
+        return
+    if variant.get("order") != "orig" and (family != "multiple_choice" or template.choices is not None):
+        # per-item permutations would scramble class indices, which balanced accuracy and macro-F1 count by
+        raise ConfigError(f"{where}: variant {template.name}: 'order' permutes each item's own answer choices; a "
+                          f"{family} task{' with label words' if template.choices is not None else ''} has classes "
+                          "in a fixed order: leave 'order' out")
+    if variant.get("instr") != "tgt":
         return
     missing = [language for language in languages if language not in phrase_table()]
     if missing:
         raise ConfigError(f"{where}: variant {template.name} (instr=tgt) needs phrases for {', '.join(missing)} in "
                           f"{PHRASES_FILE}; add them there, or leave instr=tgt out for this task")
+
+
+# -- one job for a family's log-likelihood variants (shared prefixes, one model load) -------------------------
+
+
+def shared_prefix_families(grid, task: str) -> dict[str, list[str]]:
+    """family -> its log-likelihood templates in the grid, where two or more share the family's prefixes.
+
+    Their requests go through one backend call (workflow/rules/variation.smk), so the hf scorer's token tree
+    stores a passage and question that several variants show once; each variant's own generation job then
+    finds its answers in the response cache. Only for the cache-enabled grid.
+    """
+    if not grid.cache_enabled:
+        return {}
+    members: dict[str, list[str]] = {}
+    for name, template in grid.tasks[task].templates.items():
+        if template.mode == "loglikelihood":
+            members.setdefault(name.split(NAME_SEPARATOR)[0], []).append(name)
+    return {family: names for family, names in members.items()
+            if len(names) > 1 and any(NAME_SEPARATOR in n for n in names)}
+
+
+def shared_prefix_family(grid, model: str, task: str, template: str) -> str | None:
+    """The family whose shared-prefix job answers this (model, task, template), if any (hf models only)."""
+    if grid.models[model]["backend"] != "hf":
+        return None
+    family = template.split(NAME_SEPARATOR)[0]
+    return family if template in shared_prefix_families(grid, task).get(family, []) else None
+
+
+def shared_prefix_pairs(task, templates: Sequence[str], prompts_pattern: str) -> list[tuple[str, str]]:
+    """(label, prompts file) of every (template, language) a shared-prefix job answers, in one order."""
+    return [(f"{template}/{language}", prompts_pattern.format(task=task.name, language=language, template=template))
+            for template in templates for language in task.languages]

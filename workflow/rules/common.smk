@@ -83,6 +83,17 @@ ANALYSIS = {
 # -- input functions and params ----------------------------------------------------------------
 
 
+def shared_prefix_input(wildcards, task):
+    """The job that answered this variant's whole family in one pass, where the workflow has one
+    (workflow/rules/variation.smk); generate.smk marks it ancient(), as only its having run matters."""
+    from babeleval.variants import shared_prefix_family
+
+    family = shared_prefix_family(GRID, wildcards.model, task, wildcards.template)
+    if family is None or task not in globals().get("SHARED_PREFIX_TASKS", ()):  # set where variation.smk is included
+        return []
+    return [f"results/usage/{wildcards.model}/{task}/shared_prefix/{family}.json"]
+
+
 def template_file(wildcards):
     """The template's file; for a variant with an instruction, also the phrase table its text comes from."""
     from babeleval.variants import input_files

@@ -15,6 +15,8 @@ for _task in GRID.tasks.values():
         input:
             prompts=expand(PROMPTS, task=_task.name, language=_task.languages, allow_missing=True),
             model=model_input,
+            # a family's log-likelihood variants answered together first (variation.smk): then all cache hits
+            shared_prefix=ancient(lambda w, task=_task.name: shared_prefix_input(w, task)),
         params:
             task=_task.name,
             languages=list(_task.languages),

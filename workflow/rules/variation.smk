@@ -16,10 +16,56 @@ rule variation_analysis:
         raw=all_raw(),
     params:
         settings={**{k: ANALYSIS[k] for k in ("seed", "samples", "confidence")},
-                  "permutations": config.get("analysis", {}).get("permutations", 10000)},
+                  "permutations": config.get("analysis", {}).get("permutations", 10000),
+                  "language_groups": config.get("analysis", {}).get("language_groups", {})},
     log:
         "results/logs/analysis/variation.log",
     conda:
         "../../envs/cpu.yaml"
     script:
         "../scripts/analysis_variation.py"
+
+
+# One job per (model, task, family) answers all of a family's log-likelihood variants in one backend call:
+# the hf scorer stores the passage and question the variants share once, and the model loads once. Each
+# variant's own generation job (generate.smk, which waits for this one) then reads its answers from the
+# response cache, so every variant keeps its own targets and an unchanged one is never recomputed.
+from babeleval.variants import shared_prefix_families, shared_prefix_pairs
+
+
+# tasks with a shared-prefix rule: their variants' generation jobs wait for it (shared_prefix_input, common.smk)
+SHARED_PREFIX_TASKS = {t for t in GRID.tasks if shared_prefix_families(GRID, t)}
+
+for _task in GRID.tasks.values():
+    _families = shared_prefix_families(GRID, _task.name)
+    if not _families:
+        continue
+
+    rule:
+        name:
+            f"shared_prefix_{_task.name}"
+        output:
+            usage=f"results/usage/{{model}}/{_task.name}/shared_prefix/{{family}}.json",
+        input:
+            prompts=lambda w, task=_task, families=_families: [
+                path for _, path in shared_prefix_pairs(task, families[w.family], PROMPTS)],
+            model=model_input,
+        wildcard_constraints:
+            family=alternatives(_families),
+            model=alternatives([m for m in GRID.models if GRID.models[m]["backend"] == "hf"]),
+        params:
+            labels=lambda w, task=_task, families=_families: [
+                label for label, _ in shared_prefix_pairs(task, families[w.family], PROMPTS)],
+            settings=lambda w, task=_task, families=_families: generation_settings(
+                task.name, families[w.family][0], w.model),
+            model_spec=lambda w: GRID.models[w.model],
+            model_path=lambda w: model_path(w.model),
+            cache=lambda w: f"results/cache/{w.model}.sqlite",
+        resources:
+            gpu=1,
+        log:
+            f"results/logs/shared_prefix/{{model}}/{_task.name}/{{family}}.log",
+        conda:
+            "../../envs/gpu.yaml"
+        script:
+            "../scripts/shared_prefix.py"

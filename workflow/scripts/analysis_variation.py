@@ -12,7 +12,8 @@ matrices = variation.outcome_matrices(raw)
 spread = variation.spread_table(matrices, settings["samples"], settings["confidence"], settings["seed"])
 tables = {"spread": spread, "axes": variation.axes_table(matrices),
           "decomposition": variation.decomposition_table(matrices), "ranks": variation.ranks_table(matrices),
-          "sensitivity": variation.sensitivity_table(spread, settings["permutations"], settings["seed"])}
+          "sensitivity": variation.sensitivity_table(spread, settings["permutations"], settings["seed"],
+                                                          settings["language_groups"])}
 for key, frame in tables.items():
     write_csv(frame, snakemake.output[key])
 variation_plots.variation_figure(matrices, spread, snakemake.output.figure)

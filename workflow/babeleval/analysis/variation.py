@@ -10,7 +10,8 @@ Tables (one row per ...):
 
 - ``spread``: (model, task, language, family): mean, min, max, spread (max - min), standard deviation and
   interquartile range of the variants' accuracies, each with a bootstrap interval over items (the same
-  resampled items for every variant), and the best and worst variant;
+  resampled items for every variant); the spread item noise alone gives (``spread_noise``) and a
+  permutation p-value against it (``p_spread``); the best and worst variant;
 - ``axes``: (model, task, language, family, axis): how far the axis's values move the mean accuracy
   (range of the marginal means over the variants with each value): which axis matters, for which language;
 - ``decomposition``: (task, family, term): a sequential (type I) sums-of-squares decomposition of per-item
@@ -18,9 +19,10 @@ Tables (one row per ...):
   language x axis, model x axis and model x language interactions, with the items (residual) last;
 - ``ranks``: (task, language, family): agreement of the models' ranking across variants (Kendall's W,
   mean pairwise Kendall tau, how many variants put each model first);
-- ``sensitivity``: (model, task, family): Spearman correlation over languages between a language's mean
-  accuracy and its sensitivity (standard deviation over variants), with a permutation p-value. A negative
-  rho says the model is more sensitive to the format in the languages it knows least.
+- ``sensitivity``: (model, task, family, against): Spearman correlation over languages between a language's
+  mean accuracy (or its resource group, where the grid gives groups) and its sensitivity (standard deviation
+  over variants), with a permutation p-value. A negative rho says the model is more sensitive to the format
+  in the languages it knows least.
 """
 
 from __future__ import annotations
@@ -81,6 +83,22 @@ def _stats(accs: np.ndarray) -> dict[str, np.ndarray]:
             "iqr": _iqr(accs)}
 
 
+def spread_null(values: np.ndarray, samples: int, rng: np.random.Generator, chunk: int = 100) -> np.ndarray:
+    """Spreads over variants when the format makes no difference: each item's outcomes shuffled over variants.
+
+    Under that null the variants are exchangeable for every item, so the spread it gives is what item noise
+    alone produces; its mean is the spread's noise floor.
+    """
+    n, v = values.shape
+    out = []
+    for start in range(0, samples, chunk):
+        size = min(chunk, samples - start)
+        order = rng.random((size, n, v)).argsort(axis=2)
+        accs = np.take_along_axis(np.broadcast_to(values, (size, n, v)), order, axis=2).mean(axis=1)
+        out.append(accs.max(axis=1) - accs.min(axis=1))
+    return np.concatenate(out)
+
+
 def spread_table(matrices: dict[tuple, pd.DataFrame], samples: int = 1000, confidence: float = 0.95,
                  seed: int = 0) -> pd.DataFrame:
     rows = []
@@ -101,9 +119,13 @@ def spread_table(matrices: dict[tuple, pd.DataFrame], samples: int = 1000, confi
         for name, value in point.items():
             row[name] = float(value)
             row[f"{name}_low"], row[f"{name}_high"] = (float(v) for v in np.quantile(boot[name], [alpha, 1 - alpha]))
+        null = spread_null(values, samples, rng)
+        row["spread_noise"] = float(null.mean())
+        row["p_spread"] = float((1 + np.sum(null >= point["spread"] - 1e-12)) / (samples + 1))
         rows.append(row)
     columns = ["model", "task", "language", "family", "n_variants", "n_items", "mean", "min", "max",
-               "spread", "spread_low", "spread_high", "sd", "sd_low", "sd_high", "iqr", "iqr_low", "iqr_high",
+               "spread", "spread_low", "spread_high", "spread_noise", "p_spread", "sd", "sd_low", "sd_high",
+               "iqr", "iqr_low", "iqr_high",
                "best_variant", "worst_variant"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -290,35 +312,50 @@ def permutation_test(x: np.ndarray, y: np.ndarray, permutations: int, seed: int)
     return rho, float(two), float(less), permutations
 
 
-def sensitivity_table(spread: pd.DataFrame, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0) -> pd.DataFrame:
+def sensitivity_table(spread: pd.DataFrame, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0,
+                      groups: dict[str, list[str]] | None = None) -> pd.DataFrame:
+    """Sensitivity (SD over variants) against the language's mean accuracy, and against its resource group.
+
+    ``groups`` (params.yaml ``analysis.language_groups``) lists languages by resource group, the best
+    resourced group first; its test is Spearman's rho between the group's rank (higher = better resourced)
+    and the sensitivity, over the languages that belong to a group. In both tests a negative rho says the
+    model is more sensitive to the format where it knows the language least.
+    """
+    rank_of = {language: -number for number, members in enumerate((groups or {}).values()) for language in members}
     rows = []
     for (model, task, family), group in spread.groupby(["model", "task", "family"], sort=True):
         group = group.sort_values("language")
-        row = {"model": model, "task": task, "family": family, "n_languages": len(group), "rho": math.nan,
-               "p_two_sided": math.nan, "p_less": math.nan, "permutations": 0,
-               "most_sensitive": "", "least_sensitive": "", "note": ""}
-        if len(group) < 3:
-            row["note"] = "fewer than three languages: no test"
-        else:
-            x, y = group["mean"].to_numpy(), group["sd"].to_numpy()
-            rho, two, less, used = permutation_test(x, y, permutations, seed + _stable_int(f"{model}{task}{family}"))
-            row.update(rho=rho, p_two_sided=two, p_less=less, permutations=used,
-                       most_sensitive=group.loc[group["sd"].idxmax(), "language"],
-                       least_sensitive=group.loc[group["sd"].idxmin(), "language"])
-            if rho != rho:
-                row["note"] = "no variation in score or sensitivity across languages"
-        rows.append(row)
-    return pd.DataFrame(rows, columns=["model", "task", "family", "n_languages", "rho", "p_two_sided", "p_less",
-                                       "permutations", "most_sensitive", "least_sensitive", "note"])
+        tests = [("score", group, group["mean"].to_numpy())]
+        if rank_of:
+            grouped = group[group["language"].isin(rank_of)]
+            tests.append(("resource group", grouped, grouped["language"].map(rank_of).to_numpy(float)))
+        for against, part, x in tests:
+            row = {"model": model, "task": task, "family": family, "against": against, "n_languages": len(part),
+                   "rho": math.nan, "p_two_sided": math.nan, "p_less": math.nan, "permutations": 0,
+                   "most_sensitive": "", "least_sensitive": "", "note": ""}
+            if len(part) < 3:
+                row["note"] = "fewer than three languages: no test"
+            else:
+                rho, two, less, used = permutation_test(x, part["sd"].to_numpy(), permutations,
+                                                        seed + _stable_int(f"{model}{task}{family}{against}"))
+                row.update(rho=rho, p_two_sided=two, p_less=less, permutations=used,
+                           most_sensitive=part.loc[part["sd"].idxmax(), "language"],
+                           least_sensitive=part.loc[part["sd"].idxmin(), "language"])
+                if rho != rho:
+                    row["note"] = f"no variation in {against} or sensitivity across languages"
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["model", "task", "family", "against", "n_languages", "rho", "p_two_sided",
+                                       "p_less", "permutations", "most_sensitive", "least_sensitive", "note"])
 
 
 def analyse(raw: dict[Combo, list[dict[str, Any]]], samples: int = 1000, confidence: float = 0.95, seed: int = 0,
-            permutations: int = DEFAULT_PERMUTATIONS) -> dict[str, pd.DataFrame]:
+            permutations: int = DEFAULT_PERMUTATIONS, groups: dict[str, list[str]] | None = None
+            ) -> dict[str, pd.DataFrame]:
     """Every variation table from the raw records."""
     matrices = outcome_matrices(raw)
     spread = spread_table(matrices, samples, confidence, seed)
     return {"spread": spread, "axes": axes_table(matrices), "decomposition": decomposition_table(matrices),
-            "ranks": ranks_table(matrices), "sensitivity": sensitivity_table(spread, permutations, seed)}
+            "ranks": ranks_table(matrices), "sensitivity": sensitivity_table(spread, permutations, seed, groups)}
 
 
 def families_in(templates: Iterable[str]) -> list[str]:

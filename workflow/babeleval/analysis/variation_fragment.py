@@ -17,7 +17,11 @@ def findings(tables: dict[str, pd.DataFrame]) -> list[str]:
         row = spread.sort_values("spread", ascending=False).iloc[0]
         out.append(f"Largest spread over variants: {row['spread']:.3f} [{row['spread_low']:.3f}, {row['spread_high']:.3f}] "
                    f"({row['model']}, {row['task']}, {row['language']}, {row['n_variants']} variants of {row['family']}: "
-                   f"{row['worst_variant']} {row['min']:.3f} vs {row['best_variant']} {row['max']:.3f}).")
+                   f"{row['worst_variant']} {row['min']:.3f} vs {row['best_variant']} {row['max']:.3f}); item noise "
+                   f"alone gives {row['spread_noise']:.3f} (permutation p = {row['p_spread']:.3f}).")
+        beyond = int((spread["p_spread"] < 0.05).sum())
+        out.append(f"{beyond} of {len(spread)} (model, task, language) rows have a spread beyond item noise "
+                   "(p < 0.05, not corrected for multiple rows).")
     decomposition = tables["decomposition"]
     variant_terms = decomposition[~decomposition["term"].isin(["model", "language", "model x language",
                                                                 "items (within cells)", "cells not explained"])]
@@ -27,7 +31,8 @@ def findings(tables: dict[str, pd.DataFrame]) -> list[str]:
                    f"correctness ({row['task']} / {row['family']}).")
     for row in tables["sensitivity"].itertuples(index=False):
         if row.rho == row.rho:
-            out.append(f"{row.model}, {row.task} / {row.family}: Spearman rho between a language's accuracy and its "
+            against = "accuracy" if row.against == "score" else "resource group"
+            out.append(f"{row.model}, {row.task} / {row.family}: Spearman rho between a language's {against} and its "
                        f"sensitivity = {row.rho:.2f} over {row.n_languages} languages (permutation p = "
                        f"{row.p_two_sided:.3f} two-sided, {row.p_less:.3f} for rho < 0).")
     return out
