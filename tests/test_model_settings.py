@@ -59,8 +59,12 @@ def base_entries(tmp_path) -> list[dict]:
            "backoff_max": 60, "request_deadline": 900, "max_retry_after": 600, "rate_limit_resource": "api_example",
            "max_new_tokens": 32}
     entries = []
+    weights = tmp_path / "weights"  # a local directory: identified by its content, whatever the revision
+    weights.mkdir()
+    (weights / "config.json").write_text('{"model_type": "llama"}')
     for extra in ({}, chat):
         entries.append({"backend": "hf", **local, **extra})
+        entries.append({"backend": "hf", **local, "model": str(weights), **extra})
         entries.append({"backend": "vllm", **local, "tensor_parallel_size": 1, "gpu_memory_utilization": 0.9,
                         **extra})
         entries.append({"backend": "openai", **api, **({**extra, "chat_template": None} if extra else {})})

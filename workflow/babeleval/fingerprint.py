@@ -100,7 +100,13 @@ def setting_role(spec: dict[str, Any], key: str) -> str:
         raise KeyError(f"model setting {key!r} is not classified in babeleval.fingerprint.MODEL_SETTINGS")
     if key in CHAT_ONLY_SETTINGS and not spec.get("chat"):
         return IGNORED
+    if key == "revision" and spec["backend"] != "openai" and _local_weights(spec):
+        return IGNORED  # local weights are identified by their content; a hub revision does not apply
     return MODEL_SETTINGS[key][spec["backend"]]
+
+
+def _local_weights(spec: dict[str, Any]) -> bool:
+    return "builtin" in spec or Path(spec.get("model", "")).is_dir()
 
 
 def output_settings(spec: dict[str, Any]) -> dict[str, Any]:
