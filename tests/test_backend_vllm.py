@@ -135,6 +135,7 @@ def test_generation_mapping(vllm_stub, tiny_model_dir):
     greedy = backend.generate(requests, Decoding())
     assert [r.text for r in greedy] == [" B", " B\nmore"]
     assert [r.finish_reason for r in greedy] == ["stop", "length"]
+    assert [r.truncated_tokens for r in greedy] == [0, 0]  # a stop sequence cuts the answer, never the prompt
     prompts, params = vllm_stub["generate"][0]
     assert prompts[0]["prompt_token_ids"] == backend.encode("Question one?\nAnswer:")
     assert params[0].kwargs == {"n": 1, "max_tokens": 5, "stop": ["\n"], "temperature": 0.0}

@@ -5,7 +5,9 @@ import json
 import pytest
 
 from babeleval.errors import DataError
-from babeleval.tasks import belebele
+from babeleval.tasks import get_task
+
+belebele = get_task("belebele")
 
 ROW = {
     "link": "https://example.org/x", "question_number": 1, "flores_passage": "A passage.",

@@ -85,7 +85,9 @@ def test_limit_applies_after_first_exemplars(repo_root):
 
 @pytest.mark.parametrize("name", ["paper", "instruct", "blog"])
 def test_templates_render_the_bundled_sample(repo_root, name):
-    from babeleval.tasks import belebele
+    from babeleval.tasks import get_task
+
+    belebele = get_task("belebele")
 
     template = load_template("belebele", name, repo_root)
     source = {"kind": "local", "path": "data/samples/belebele"}

@@ -97,6 +97,24 @@ def test_editing_a_template_reruns_only_its_jobs(finished_run):
     assert sorted(rule for rule, _ in per_combination) == ["generate_belebele"] + ["render_prompts"] * 3 + ["score"] * 3
 
 
+@pytest.mark.parametrize("setting, value, reruns", [("batch_size", 3, False), ("device", "auto", False),
+                                                     ("add_bos_token", True, True)])
+def test_a_model_setting_reruns_generation_exactly_when_it_changes_outputs(finished_run, setting, value, reruns):
+    # which settings change outputs: babeleval.fingerprint.MODEL_SETTINGS (tests/test_model_settings.py)
+    params_file = finished_run / "params.yaml"
+    original = params_file.read_text(encoding="utf-8")
+    params = yaml.safe_load(original)
+    params["models"]["tiny-llama"][setting] = value
+    params_file.write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    try:
+        jobs = planned_jobs(finished_run)
+    finally:
+        params_file.write_text(original, encoding="utf-8")
+    rules = {rule for rule, _ in jobs}
+    assert any(rule.startswith("generate_") for rule in rules) == reruns, sorted(rules)
+    assert ("score" in rules) == reruns
+
+
 def test_adding_a_language_runs_only_what_it_needs(finished_run):
     params_file = finished_run / "params.yaml"
     params = yaml.safe_load(params_file.read_text(encoding="utf-8"))

@@ -226,16 +226,16 @@ def check_local_data(grid: Grid, root: str | Path = ".") -> None:
     for task in grid.tasks.values():
         if task.source["kind"] != "local":
             continue
-        module = get_task(task.name)
+        loader = get_task(task.name)
         needed = list(task.languages) + [lang for name in task.templates for lang in task.fewshot_languages(name)]
         first_item = None
         pools: dict[str, int] = {}  # rows exemplars can be drawn from, per language
         for language in dict.fromkeys(needed):
-            items = module.load(task.source, language, root, options=task.options)  # DataError: file and row
+            items = loader.load(task.source, language, root, options=task.options)  # DataError: file and row
             first_item = first_item or (items[0] if items else None)
             pools[language] = len(items)
-            if getattr(module, "FEWSHOT_PART", None):
-                pools[language] = len(module.load(task.source, language, root, part="fewshot", options=task.options))
+            if loader.FEWSHOT_PART:
+                pools[language] = len(loader.load(task.source, language, root, part="fewshot", options=task.options))
         if first_item is None:
             raise DataError(f"{grid.source_file}: tasks.{task.name}: the local data has no items")
         for name, template in task.templates.items():

@@ -26,8 +26,6 @@ from .metrics import argmax, length_normalised
 from .parsers import LETTERS, get_parser, parse
 from .templates import Template
 
-GENERATE_EXTRA = ("parse_failure_rate",)
-
 DEFAULT_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
     "multiple_choice": {"loglikelihood": ("acc", "acc_norm"), "generate": ("acc", "parse_failure_rate")},
     "classification": {"loglikelihood": ("acc", "acc_norm", "balanced_acc", "macro_f1"),
@@ -82,13 +80,6 @@ def check_template(family: str, template: Template) -> str | None:
         return (f"metric{'s' if len(wrong) > 1 else ''} {', '.join(wrong)} cannot be computed for a {family} task "
                 f"in mode '{template.mode}' (it can report: {', '.join(allowed)})")
     return None
-
-
-def choices_of(item_or_request: dict[str, Any], template: Template) -> list[str] | None:
-    """The texts a choice task's options are shown, scored or read as: the template's words, else the item's."""
-    if template.choices is not None:
-        return list(template.choices)
-    return item_or_request.get("choices")
 
 
 # -- scoring one record ----------------------------------------------------------------------------------

@@ -82,7 +82,6 @@ class Metric:
     name: str
     func: Callable[[list[Record]], float]
     description: str = ""
-    needs: tuple[str, ...] = ()
 
     def compute(self, records: list[Record]) -> float:
         return self.func(records)
@@ -160,13 +159,12 @@ class SacrebleuMetric(Metric):
         return self._signature
 
 
-# The FLORES-200 SentencePiece model spBLEU uses. sacrebleu downloads it on first use into
-# <SACREBLEU_DIR>/models/flores200sacrebleuspm; machines without internet use it when it is already
-# there, or when params.yaml gives a path to a copy (which is then put where sacrebleu looks).
-FLORES200_SPM = "flores200_sacrebleu_tokenizer_spm.model"
-
-
 def _sacrebleu_model_path() -> Path | None:
+    """Where sacrebleu keeps the FLORES-200 SentencePiece model spBLEU uses.
+
+    sacrebleu downloads it there on first use; machines without internet use it when it is already there, or
+    when params.yaml gives a path to a copy (which is then put where sacrebleu looks).
+    """
     try:
         from sacrebleu.tokenizers import tokenizer_spm
     except ImportError:  # pragma: no cover - sacrebleu is a core dependency

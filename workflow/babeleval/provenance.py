@@ -103,9 +103,8 @@ def _official_files(task: str, task_config: dict[str, Any], language: str, root:
     from .tasks import get_task
 
     loader = get_task(task)
-    defaults = getattr(loader, "OPTIONS", None) or {}
-    options = {**defaults, **{k: v for k, v in task_config.items() if k in defaults}}
-    parts = ["eval", "fewshot"] if getattr(loader, "FEWSHOT_PART", None) else ["eval"]
+    options = loader.options({k: v for k, v in task_config.items() if k in loader.OPTIONS})
+    parts = ["eval", "fewshot"] if loader.FEWSHOT_PART else ["eval"]
     return [Path(p) for part in parts for p in loader.local_files(source, language, root, part=part, options=options)]
 
 

@@ -22,6 +22,10 @@ order: JNLI's 含意/矛盾/中立); ``generation`` and ``parser`` (generate onl
 axes its variants vary, see ``babeleval.variants``). A name
 ``<template>~axis=value~...`` loads a variant of ``prompts/<task>/<template>.yaml``.
 
+Tasks of one family share a template by reference: a file holding ``use: <task>/<name>``
+is that template, with only its own ``description`` and ``reference`` (the protocol
+is the other task's, cited for this one), so no two files repeat one prompt.
+
 Templates render in Jinja's immutable sandbox with strict undefined
 variables (``babeleval.sandbox``): a template cannot reach Python internals,
 read files or run code, every render has a time and output-size budget, and a
@@ -53,6 +57,7 @@ _TOP_KEYS = {"description", "reference", "mode", "fewshot", "preamble", "prompt"
              "generation", "parser", "metrics", "layout", "variations"}
 _FEWSHOT_KEYS = {"n", "sampler", "language", "separator", "allow_fewer"}
 _GENERATION_KEYS = {"decoding", "max_new_tokens", "stop"}
+_USING_KEYS = {"use", "description", "reference"}  # all a file that uses another task's template may set
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,7 @@ class Template:
     generation: Generation = field(default_factory=Generation)
     sha256: str = ""
     variant: Any = None  # babeleval.variants.Variant for a variant name (base~axis=value), else None
+    uses: Path | None = None  # the template file this one uses (``use: <task>/<name>``), else None
 
     def render_preamble(self, variables: dict[str, Any]) -> str:
         return self._render("preamble", self.preamble, variables) if self.preamble else ""
@@ -129,11 +135,41 @@ def available_templates(task: str, root: str | Path = ".") -> list[str]:
 
 
 def load_template_spec(task: str, name: str, root: str | Path = ".") -> tuple[dict, Path]:
-    """The mapping in a template file, and its path."""
+    """The mapping in a template file (with the template it uses, if it uses one), and its path."""
     return _read_spec(template_path(task, name, root), task, name, root)[:2]
 
 
-def _read_spec(path: Path, task: str, name: str, root: str | Path) -> tuple[dict, Path, bytes]:
+def _read_spec(path: Path, task: str, name: str, root: str | Path) -> tuple[dict, Path, bytes, Path | None]:
+    """The template's mapping, its path, the bytes its hash covers, and the file it uses (or None)."""
+    spec, raw = _read_file(path, task, name, root)
+    if "use" not in spec:
+        return spec, path, raw, None
+    used, used_spec, used_raw = _used_template(path, task, spec, root)
+    # the hash covers both files: editing the used template changes every template that uses it
+    return {**used_spec, **{k: v for k, v in spec.items() if k != "use"}}, path, raw + b"\0" + used_raw, used
+
+
+def _used_template(path: Path, task: str, spec: dict, root: str | Path) -> tuple[Path, dict, bytes]:
+    """The template a ``use: <task>/<name>`` file refers to: of a task of the same family, using none itself."""
+    from .tasks import TASKS
+
+    _check_keys(path, "a template that uses another", spec, _USING_KEYS)
+    ref = spec["use"]
+    other_task, _, other_name = ref.partition("/") if isinstance(ref, str) else ("", "", "")
+    if not other_name or other_task not in TASKS or other_task == task:
+        raise TemplateError(f"{path}: 'use' must name another task's template as <task>/<name> "
+                            f"(tasks: {', '.join(sorted(set(TASKS) - {task}))}), got {ref!r}")
+    if task in TASKS and TASKS[other_task].FAMILY != TASKS[task].FAMILY:
+        raise TemplateError(f"{path}: 'use: {ref}': a {TASKS[other_task].FAMILY} template cannot serve a "
+                            f"{TASKS[task].FAMILY} task")
+    used = template_path(other_task, other_name, root)
+    used_spec, used_raw = _read_file(used, other_task, other_name, root)
+    if "use" in used_spec:
+        raise TemplateError(f"{path}: 'use: {ref}': {used} uses another template itself; use that one directly")
+    return used, used_spec, used_raw
+
+
+def _read_file(path: Path, task: str, name: str, root: str | Path) -> tuple[dict, bytes]:
     if not path.is_file():
         known = ", ".join(available_templates(task, root)) or "none"
         raise TemplateError(f"{path}: no template '{name}' for task '{task}' (available: {known})")
@@ -144,20 +180,20 @@ def _read_spec(path: Path, task: str, name: str, root: str | Path) -> tuple[dict
         raise TemplateError(f"{path}: not a valid YAML file: {exc}") from None
     if not isinstance(spec, dict):
         raise TemplateError(f"{path}: expected a mapping of template keys")
-    return spec, path, raw
+    return spec, raw
 
 
 def load_template(task: str, name: str, root: str | Path = ".") -> Template:
     from . import variants
 
     base, settings = variants.split_name(name)
-    spec, path, raw = _read_spec(template_path(task, base, root), task, base, root)
+    spec, path, raw, used = _read_spec(template_path(task, base, root), task, base, root)
     digest = hashlib.sha256(raw).hexdigest()
     if not settings and "layout" not in spec and "variations" not in spec:
-        return _from_spec(task, name, path, spec, digest)
+        return replace(_from_spec(task, name, path, spec, digest), uses=used)
     spec, variant = variants.expand_spec(spec, settings, name, path)
     digest = hashlib.sha256(raw + b"\0" + name.encode("utf-8")).hexdigest()
-    return replace(_from_spec(task, name, path, spec, digest), variant=variant)
+    return replace(_from_spec(task, name, path, spec, digest), variant=variant, uses=used)
 
 
 def _check_keys(path: Path, where: str, spec: dict, allowed: set[str]) -> None:

@@ -255,8 +255,9 @@ def bind(template, items: Sequence[dict[str, Any]], pool: Sequence[dict[str, Any
 
 
 def input_files(template) -> list[str]:
-    """Files a template's prompts are made from: its own, and the phrase table where a variant uses it."""
-    files = [str(template.path)]
+    """Files a template's prompts are made from: its own (and the one it uses), and the phrase table where a
+    variant uses it."""
+    files = [str(template.path)] + ([str(template.uses)] if template.uses is not None else [])
     if template.variant is not None and template.variant.get("instr") != "none":
         files.append(str(PHRASES_FILE))
     return files

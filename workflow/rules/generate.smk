@@ -3,6 +3,8 @@
 # own rule with that task's languages spelled out. Model entries carry only the NAME of an API key's
 # environment variable, so nothing secret reaches params (which Snakemake stores in .snakemake/metadata).
 
+from babeleval.fingerprint import output_settings
+
 for _task in GRID.tasks.values():
 
     rule:
@@ -20,7 +22,9 @@ for _task in GRID.tasks.values():
         params:
             task=_task.name,
             languages=list(_task.languages),
-            model_spec=lambda w: GRID.models[w.model],
+            # a change to a model setting that changes outputs reruns the job and so rescores; the job reads the
+            # whole entry from the config, so a speed-only change (batch size, concurrency) reruns nothing
+            model_outputs=lambda w: output_settings(GRID.models[w.model]),
             model_path=lambda w: model_path(w.model),
             settings=lambda w, task=_task.name: generation_settings(task, w.template, w.model),
             cache=lambda w: f"results/cache/{w.model}.sqlite" if GRID.cache_enabled else None,

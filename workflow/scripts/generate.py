@@ -5,7 +5,8 @@ from babeleval.backends import load_backend
 
 joblog.setup(snakemake.log[0])
 p = snakemake.params
-model_spec = dict(p.model_spec)
+# the whole model entry; params.model_outputs holds only the settings that decide a rerun (babeleval.fingerprint)
+model_spec = dict(snakemake.config["models"][snakemake.wildcards.model])
 if p.api_resource:
     # Snakemake caps a job's resource at what --resources allows: run no more requests at once than granted.
     granted = int(getattr(snakemake.resources, p.api_resource))

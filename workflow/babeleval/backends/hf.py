@@ -5,9 +5,7 @@ token tree holding an item's context and then each of its choices (items whose c
 such as two questions on one passage or a common few-shot prefix, share a row), a 4D attention mask
 lets every token see only its ancestors, and logits are computed only where a scored token is
 predicted. Single-token choices (letters) thus cost one pass over the context and one logit row.
-Tokenisation follows lm-evaluation-harness: trailing whitespace of the context moves to the
-continuation, and the continuation's tokens are those of ``encode(context + continuation)`` past the
-context's own tokens.
+Prompt encoding, chat rendering and stop-sequence cutting are shared with the vLLM backend (local_text).
 """
 
 from __future__ import annotations
@@ -21,9 +19,9 @@ import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from ..errors import BackendError
-from . import chat
 from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodRequest,
                    LoglikelihoodResult, keep_last)
+from .local_text import LocalText, cut_at_stop
 
 log = logging.getLogger(__name__)
 
@@ -50,52 +48,23 @@ class _Tree:
     targets: list[tuple[int, int, list[int], list[int]]] = field(default_factory=list)  # item, choice, nodes, tokens
 
 
-class HFBackend:
+class HFBackend(LocalText):
     def __init__(self, spec: dict[str, Any], model_path: str):
         self.device = pick_device(spec.get("device", "auto"))
         self.batch_size = spec.get("batch_size", 8)
         revision = spec.get("revision")
         trust = spec.get("trust_remote_code", False)
-        self.tokenizer = AutoTokenizer.from_pretrained(model_path, revision=revision, trust_remote_code=trust)
+        tokenizer = AutoTokenizer.from_pretrained(model_path, revision=revision, trust_remote_code=trust)
         self.model = AutoModelForCausalLM.from_pretrained(
             model_path, revision=revision, trust_remote_code=trust, dtype=DTYPES[spec.get("dtype", "auto")],
         ).to(self.device)
         self.model.eval()
-        if self.tokenizer.pad_token_id is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.pad_id = self.tokenizer.pad_token_id
-        self.add_bos = spec.get("add_bos_token")
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self.pad_id = tokenizer.pad_token_id
+        self.init_text(tokenizer, spec, model_path)
         self.max_length = spec.get("max_length") or getattr(self.model.config, "max_position_embeddings", None) or 2048
-        self.model_path = model_path
-        self.chat_template: str | None = None
-        self.chat_template_sha256: str | None = None
-        if chat.is_chat(spec):
-            self.chat_template = chat.tokenizer_template(self.tokenizer, spec, model_path)
-            self.chat_template_sha256 = chat.sha256_text(self.chat_template)
-            if self.add_bos is None:  # a rendered conversation carries the special tokens its template puts in
-                self.add_bos = False
         log.info("loaded %s on %s (dtype %s, max_length %d)", model_path, self.device, self.model.dtype, self.max_length)
-
-    # -- tokenisation -----------------------------------------------------------------------------
-
-    def encode(self, text: str) -> list[int]:
-        if self.add_bos is None:
-            return self.tokenizer(text)["input_ids"]
-        ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-        bos = self.tokenizer.bos_token_id
-        return [bos, *ids] if self.add_bos and bos is not None else ids
-
-    def encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
-        context_ids, [cont] = self.encode_request(context, [continuation])
-        return context_ids, cont
-
-    def render_chat(self, messages: Sequence[dict[str, str]] | None, plain: str) -> str:
-        """The text the model sees: the conversation through the chat template for a chat model, else ``plain``."""
-        if self.chat_template is None:
-            return plain
-        if messages is None:
-            messages = [{"role": "user", "content": plain}]
-        return chat.render(self.tokenizer, self.chat_template, list(messages), self.model_path)
 
     # -- log-likelihood ---------------------------------------------------------------------------
 
@@ -105,35 +74,6 @@ class HFBackend:
         rendered = [self.render_chat(r.messages, r.context) for r in requests]
         results = self._loglikelihood([dataclasses.replace(r, context=text) for r, text in zip(requests, rendered)])
         return [dataclasses.replace(res, rendered_prompt=text) for res, text in zip(results, rendered)]
-
-    def encode_request(self, context: str, continuations: Sequence[str]) -> tuple[list[int], list[list[int]]]:
-        """``encode_pair`` for all choices of one item, encoding the shared context once.
-
-        An empty context is conditioned on the BOS token (EOS when there is none), with the continuation
-        encoded without special tokens, as lm-eval does.
-        """
-        if not context:
-            bos = self.tokenizer.bos_token_id
-            prefix = bos if bos is not None else self.tokenizer.eos_token_id
-            conts = []
-            for cont in self._encode_many(list(continuations), special=False):
-                conts.append(cont[1:] if cont and cont[0] == prefix else cont)
-            return [prefix], conts
-        spaces = len(context) - len(context.rstrip())
-        trail = context[-spaces:] if spaces else ""
-        context = context[:-spaces] if spaces else context
-        context_ids = self.encode(context)
-        wholes = self._encode_many([context + trail + cont for cont in continuations])
-        return context_ids, [whole[len(context_ids):] for whole in wholes]
-
-    def _encode_many(self, texts: list[str], special: bool = True) -> list[list[int]]:
-        if not special:
-            return self.tokenizer(texts, add_special_tokens=False)["input_ids"]
-        if self.add_bos is None:
-            return self.tokenizer(texts)["input_ids"]
-        bos = self.tokenizer.bos_token_id
-        ids = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
-        return [[bos, *row] if self.add_bos and bos is not None else row for row in ids]
 
     @torch.inference_mode()
     def _loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
@@ -161,10 +101,6 @@ class HFBackend:
         return [LoglikelihoodResult(lps, gs, [len(c) for c in conts], len(ctx), truncated_tokens=cut,
                                     question_cut=question_cut)
                 for (ctx, conts), lps, gs, (cut, question_cut) in zip(encoded, logprobs, greedy, cuts)]
-
-    def question_tokens(self, query: str | None) -> int:
-        """Tokens the item's own question encodes to (0 when the request does not say which part it is)."""
-        return len(self.tokenizer(query, add_special_tokens=False)["input_ids"]) if query else 0
 
     # Items whose contexts share at least this fraction of their tokens (a passage asked about twice,
     # a few-shot prefix) are packed into one row, up to this many items a row.
@@ -357,11 +293,8 @@ class HFBackend:
             ended = self.tokenizer.eos_token_id in new
             if ended:
                 new = new[: new.index(self.tokenizer.eos_token_id)]
-            text = self.tokenizer.decode(new, skip_special_tokens=True)
-            cut = [text.index(s) for s in request.stop if s in text]
-            if cut:
-                text = text[: min(cut)]
-            finish = "stop" if cut or ended else "length"
+            text, stopped = cut_at_stop(self.tokenizer.decode(new, skip_special_tokens=True), request.stop)
+            finish = "stop" if stopped or ended else "length"
             results.append(GenerationResult(text, len(encoded[row]), len(new), finish, truncated_tokens=kept[row][1],
                                             question_cut=kept[row][2]))
         return results

@@ -2,11 +2,9 @@
 
 Imported only when a model entry says ``backend: vllm``; ``vllm`` itself is
 imported when the backend is built, and a missing install stops with the
-command that adds it. Requests go to ``LLM.generate`` as token ids, tokenised
-here exactly as the hf backend does (trailing whitespace of a context moves to
-the continuation; a chat conversation is rendered with the tokenizer's chat
-template and encoded without adding special tokens again), so both backends
-score the same tokens.
+command that adds it. Requests go to ``LLM.generate`` as token ids, encoded by
+the code the hf backend uses (local_text: prompt encoding, chat rendering,
+stop-sequence cutting), so both backends score the same tokens.
 
 - generation: one ``SamplingParams`` per request; sampled decoding gets a
   per-request seed derived from the run's seed and the prompt, so an output
@@ -24,9 +22,9 @@ import logging
 from typing import Any, Sequence
 
 from ..errors import BackendError
-from . import chat
 from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodRequest,
                    LoglikelihoodResult, keep_last)
+from .local_text import LocalText, cut_at_stop
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +49,10 @@ def request_seed(seed: int, prompt_ids: Sequence[int]) -> int:
     return int.from_bytes(h[:4], "big") & 0x7FFFFFFF
 
 
-class VLLMBackend:
+class VLLMBackend(LocalText):
     def __init__(self, spec: dict[str, Any], model_path: str):
         vllm = import_vllm()
         self._vllm = vllm
-        self.model_path = model_path
         kwargs: dict[str, Any] = {
             "model": model_path,
             "dtype": spec.get("dtype", "auto"),
@@ -70,45 +67,10 @@ class VLLMBackend:
             if spec.get(key) is not None:
                 kwargs[key] = spec[key]
         self.llm = vllm.LLM(**kwargs)
-        self.tokenizer = self.llm.get_tokenizer()
-        self.add_bos = spec.get("add_bos_token")
+        self.init_text(self.llm.get_tokenizer(), spec, model_path)
         self.max_length = spec.get("max_length") or getattr(
             getattr(getattr(self.llm, "llm_engine", None), "model_config", None), "max_model_len", None) or 2048
-        self.chat_template: str | None = None
-        self.chat_template_sha256: str | None = None
-        if chat.is_chat(spec):
-            self.chat_template = chat.tokenizer_template(self.tokenizer, spec, model_path)
-            self.chat_template_sha256 = chat.sha256_text(self.chat_template)
-            if self.add_bos is None:
-                self.add_bos = False
         log.info("loaded %s with vLLM %s", model_path, getattr(vllm, "__version__", "?"))
-
-    # -- tokenisation (as the hf backend) --------------------------------------------------------
-
-    def encode(self, text: str) -> list[int]:
-        if self.add_bos is None:
-            return list(self.tokenizer(text)["input_ids"])
-        ids = list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
-        bos = self.tokenizer.bos_token_id
-        return [bos, *ids] if self.add_bos and bos is not None else ids
-
-    def encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
-        spaces = len(context) - len(context.rstrip())
-        if spaces:
-            context, continuation = context[:-spaces], context[-spaces:] + continuation
-        context_ids = self.encode(context)
-        whole = self.encode(context + continuation)
-        return context_ids, whole[len(context_ids):]
-
-    def question_tokens(self, query: str | None) -> int:
-        """Tokens the item's own question encodes to (0 when the request does not say which part it is)."""
-        return len(self.tokenizer(query, add_special_tokens=False)["input_ids"]) if query else 0
-
-    def render(self, messages: Sequence[dict[str, str]] | None, plain: str) -> str:
-        if self.chat_template is None:
-            return plain
-        messages = list(messages) if messages else [{"role": "user", "content": plain}]
-        return chat.render(self.tokenizer, self.chat_template, messages, self.model_path)
 
     # -- generation -------------------------------------------------------------------------------
 
@@ -130,7 +92,7 @@ class VLLMBackend:
     def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding) -> list[GenerationResult]:
         if not requests:
             return []
-        rendered = [self.render(r.messages, r.prompt) for r in requests]
+        rendered = [self.render_chat(r.messages, r.prompt) for r in requests]
         prompts, params, cuts = [], [], []
         for request, text in zip(requests, rendered):
             ids, cut, question_cut = keep_last(self.encode(text), self.max_length - request.max_new_tokens,
@@ -142,13 +104,10 @@ class VLLMBackend:
         results = []
         for request, text, prompt, output, (cut, question_cut) in zip(requests, rendered, prompts, outputs, cuts):
             completion = output.outputs[0]
-            response = completion.text
-            cut = [response.index(s) for s in request.stop if s in response]
-            if cut:
-                response = response[: min(cut)]
-            finish = "stop" if cut else ("length" if completion.finish_reason == "length" else "stop")
+            response, stopped = cut_at_stop(completion.text, request.stop)
+            finish = "stop" if stopped else ("length" if completion.finish_reason == "length" else "stop")
             results.append(GenerationResult(response, len(prompt["prompt_token_ids"]), len(completion.token_ids),
-                                            finish, text if self.chat_template is not None else None,
+                                            finish, self.rendered_prompt(text),
                                             truncated_tokens=cut, question_cut=question_cut))
         return results
 
@@ -158,16 +117,16 @@ class VLLMBackend:
         if not requests:
             return []
         prompts, spans, contexts, cuts = [], [], [], []
-        rendered = [self.render(r.messages, r.context) for r in requests]
+        rendered = [self.render_chat(r.messages, r.context) for r in requests]
         for request, text in zip(requests, rendered):
-            pairs = [self.encode_pair(text, cont) for cont in request.continuations]
-            context_ids = pairs[0][0] or [self.tokenizer.eos_token_id]
+            context_ids, conts = self.encode_request(text, request.continuations)
+            context_ids = context_ids or [self.tokenizer.eos_token_id]  # a context that encodes to nothing
             contexts.append(len(context_ids))
-            longest = max(len(cont) for _, cont in pairs)
+            longest = max(len(cont) for cont in conts)
             _, cut, question_cut = keep_last(context_ids, self.max_length - longest,
                                              lambda: self.question_tokens(request.query))
             cuts.append((cut, question_cut))
-            for _, cont in pairs:
+            for cont in conts:
                 if not cont:
                     raise BackendError(f"a continuation encodes to no tokens after context {text[-40:]!r}")
                 ids = (context_ids + cont)[-self.max_length:]
@@ -193,6 +152,6 @@ class VLLMBackend:
             n = len(request.continuations)
             part, k = scored[k:k + n], k + n
             results.append(LoglikelihoodResult([s[0] for s in part], [s[1] for s in part], [s[2] for s in part],
-                                               n_context, text if self.chat_template is not None else None,
+                                               n_context, self.rendered_prompt(text),
                                                truncated_tokens=cut, question_cut=question_cut))
         return results

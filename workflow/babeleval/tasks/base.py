@@ -41,8 +41,6 @@ from typing import Any
 
 from ..errors import DataError
 
-FAMILIES = ("multiple_choice", "classification", "extractive_qa", "translation", "math")
-
 
 class Task:
     """Base for task objects: the defaults of the interface above."""

@@ -16,44 +16,41 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
+from .base import Task
 from .sources import read_hub, read_local_jsonl
 from .validate import check_unique, require_fields, require_text
 
-NAME = "belebele"
-FAMILY = "multiple_choice"
-FEWSHOT_PART = None  # exemplars come from the evaluated rows (of the template's fewshot language)
-EVAL_SHUFFLE_SEED = None
-OPTIONS: dict[str, Any] = {}
 FIELDS = ("link", "question_number", "flores_passage", "question",
           "mc_answer1", "mc_answer2", "mc_answer3", "mc_answer4", "correct_answer_num")
 HF_SPLIT = "test"
 
 
-def local_file(source: dict[str, Any], language: str, root: str | Path = ".") -> Path:
+class Belebele(Task):
+    """Exemplars come from the evaluated rows (of the template's fewshot language): no ``FEWSHOT_PART``."""
+
+    NAME = "belebele"
+    FAMILY = "multiple_choice"
+
+    def local_files(self, source: dict[str, Any], language: str, root: str | Path = ".", part: str = "eval",
+                    options: dict[str, Any] | None = None) -> list[Path]:
+        return [_local_file(source, language, root)]
+
+    def load(self, source: dict[str, Any], language: str, root: str | Path = ".", part: str = "eval",
+             options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Canonical items of one language, in dataset order."""
+        if source["kind"] == "local":
+            path = _local_file(source, language, root)
+            rows, where = read_local_jsonl(path, language), str(path)
+        else:
+            rows, where = read_hub(source, language, source.get("split", HF_SPLIT), language)
+        return _to_items(rows, language, where)
+
+
+def _local_file(source: dict[str, Any], language: str, root: str | Path = ".") -> Path:
     return Path(root) / source["path"] / f"{language}.jsonl"
 
 
-def local_files(source: dict[str, Any], language: str, root: str | Path = ".", part: str = "eval",
-                options: dict[str, Any] | None = None) -> list[Path]:
-    return [local_file(source, language, root)]
-
-
-def missing_local_files(source: dict[str, Any], languages: list[str], root: str | Path = ".") -> list[Path]:
-    return [local_file(source, lang, root) for lang in languages if not local_file(source, lang, root).is_file()]
-
-
-def load(source: dict[str, Any], language: str, root: str | Path = ".", part: str = "eval",
-         options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Canonical items of one language, in dataset order."""
-    if source["kind"] == "local":
-        path = local_file(source, language, root)
-        rows, where = read_local_jsonl(path, language), str(path)
-    else:
-        rows, where = read_hub(source, language, source.get("split", HF_SPLIT), language)
-    return to_items(rows, language, where)
-
-
-def to_items(rows: list[dict[str, Any]], language: str, where: str) -> list[dict[str, Any]]:
+def _to_items(rows: list[dict[str, Any]], language: str, where: str) -> list[dict[str, Any]]:
     items = [_to_item(row, language, f"{where}: row {number}") for number, row in enumerate(rows, start=1)]
     return check_unique(items, where, what="item (link, question_number)")
 
