@@ -9,6 +9,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from .jsonl import atomic_open, write_json
+from .names import NAME_COLUMNS
 
 COLUMNS = ["model", "task", "language", "template", "metric", "value", "n"]
 
@@ -53,6 +54,8 @@ def write_outputs(score_files: Iterable[str | Path], csv_path: str | Path, md_pa
         frame.to_csv(handle, index=False, float_format="%.6f", lineterminator="\n")
     with atomic_open(md_path) as handle:
         handle.write("# Leaderboard\n\n")
-        handle.write(frame.to_markdown(index=False, floatfmt=".4f") + "\n")
+        # names stay text: tabulate would print a model named 1e3 as 1000.0000
+        names = [i for i, column in enumerate(frame.columns) if column in NAME_COLUMNS]
+        handle.write(frame.to_markdown(index=False, floatfmt=".4f", disable_numparse=names) + "\n")
     write_json(metrics_path, nested_metrics(frame))
     return frame

@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from .jsonl import atomic_open
+from .names import read_results_csv
 
 KEYS = {"template": "language", "language": "template"}
 
@@ -30,7 +31,7 @@ def summary(leaderboard: pd.DataFrame, by: str) -> pd.DataFrame:
 
 
 def write_tables(leaderboard_csv: str | Path, by_template: str | Path, by_language: str | Path) -> None:
-    board = pd.read_csv(leaderboard_csv, keep_default_na=False, na_values=[""])
+    board = read_results_csv(leaderboard_csv)
     for by, path in (("template", by_template), ("language", by_language)):
         with atomic_open(path) as handle:
             summary(board, by).to_csv(handle, index=False, float_format="%.6f", lineterminator="\n")

@@ -10,6 +10,9 @@ rule template_sensitivity:
         ranks=f"{ANALYSIS_DIR}/rank_stability.csv",
     input:
         "results/leaderboard.csv",
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/analysis/template_sensitivity.log",
     conda:
@@ -27,6 +30,9 @@ rule significance:
         scores=all_scores(),
     params:
         settings={k: ANALYSIS[k] for k in ("seed", "samples", "alpha")},
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/analysis/significance.log",
     conda:
@@ -41,6 +47,9 @@ rule parse_failures:
         reasons=f"{ANALYSIS_DIR}/parse_failure_reasons.csv",
     input:
         raw=all_raw(),
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/analysis/parse_failures.log",
     conda:
@@ -62,6 +71,9 @@ rule item_difficulty:
         prepared=all_prepared(),
     params:
         pivot=ANALYSIS["pivot_language"],
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/analysis/item_difficulty.log",
     conda:
@@ -78,6 +90,9 @@ rule plots:
         rates=rules.parse_failures.output.rates,
     params:
         tasks=sorted(GRID.tasks),
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/analysis/plots.log",
     conda:
@@ -104,6 +119,9 @@ rule report:
         plots=all_plots(),
     params:
         settings=ANALYSIS,
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/analysis/report.log",
     conda:

@@ -24,9 +24,12 @@ for _task in GRID.tasks.values():
             cache=lambda w: f"results/cache/{w.model}.sqlite" if GRID.cache_enabled else None,
             # an API model's resource name: the job runs at most as many requests at once as it was granted
             api_resource=lambda w: api_resource(w.model),
+        threads: generation_threads(_task.name)
         resources:
             # gpu=1 for hf/vllm; API models hold their endpoint's api_<host> resource instead (common.smk)
             **generation_resources(),
+            # memory, time and CPUs: workflow/resources.yaml
+            **generation_limits(_task.name),
         log:
             f"results/logs/generate/{{model}}/{_task.name}/{{template}}.log",
         conda:

@@ -9,6 +9,8 @@ rule build_tiny_model:
         data=sorted(str(p) for p in Path("data/samples/belebele").glob("*.jsonl")),
     params:
         seed=GRID.seed,
+    resources:
+        **BUILD_MODEL_RESOURCES,
     log:
         "results/logs/build_tiny_model/{builtin}.log",
     conda:

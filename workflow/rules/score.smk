@@ -14,6 +14,9 @@ rule score:
         template=template_file,
     params:
         metric_options=lambda w: GRID.tasks[w.task].metric_options,
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/score/{model}/{task}/{language}/{template}.log",
     conda:

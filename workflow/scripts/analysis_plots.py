@@ -1,14 +1,13 @@
 import logging
 from pathlib import Path
 
-import pandas as pd
-
 from babeleval import joblog
 from babeleval.analysis import plots
+from babeleval.names import read_results_csv
 
 joblog.setup(snakemake.log[0])
-leaderboard = pd.read_csv(snakemake.input.leaderboard)
-rates = pd.read_csv(snakemake.input.rates)
+leaderboard = read_results_csv(snakemake.input.leaderboard)
+rates = read_results_csv(snakemake.input.rates)
 draw = {"heatmap": lambda t, p: plots.heatmap(leaderboard, t, p),
         "template_spread": lambda t, p: plots.template_spread(leaderboard, t, p),
         "parse_failures": lambda t, p: plots.parse_failures(rates, t, p)}

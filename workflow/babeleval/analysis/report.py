@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from ..jsonl import atomic_open
+from ..names import read_results_csv
 
 MAX_ROWS = 200
 STYLE = """
@@ -89,7 +90,7 @@ def note(text: str) -> str:
 def _read(path: str | Path | None) -> pd.DataFrame:
     if path is None or not Path(path).exists():
         return pd.DataFrame()
-    return pd.read_csv(path, keep_default_na=True)
+    return read_results_csv(path)
 
 
 def findings(tables: dict[str, pd.DataFrame], settings: dict[str, Any]) -> list[str]:
