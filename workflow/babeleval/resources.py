@@ -14,6 +14,7 @@ import yaml
 from .errors import ConfigError
 
 KINDS = ("cpu", "build_model", "generate_gpu", "generate_api")
+GENERATION_JOBS = ("template", "task")  # what one generation job covers: see workflow/rules/generate.smk
 KEYS = {"threads", "cpus_per_gpu", "mem_mb", "runtime"}
 
 
@@ -28,8 +29,7 @@ def _check_entry(source: str, where: str, entry: Any) -> dict[str, int]:
     return dict(entry)
 
 
-def load(path: str | Path) -> dict[str, Any]:
-    """The table, checked: every kind present, per-task entries under the generation kinds."""
+def load_raw(path: str | Path) -> dict[str, Any]:
     source = str(path)
     try:
         table = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
@@ -37,9 +37,19 @@ def load(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{source}: cannot be read as YAML: {exc}") from None
     if not isinstance(table, dict):
         raise ConfigError(f"{source}: expected a mapping with {', '.join(KINDS)}")
-    unknown = sorted(set(table) - set(KINDS))
+    return table
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """The table, checked: every kind present, per-task entries under the generation kinds."""
+    source = str(path)
+    table = load_raw(path)
+    unknown = sorted(set(table) - set(KINDS) - {"generation_job"})
     if unknown:
-        raise ConfigError(f"{source}: unknown kind {unknown[0]!r}; allowed: {', '.join(KINDS)}")
+        raise ConfigError(f"{source}: unknown kind {unknown[0]!r}; allowed: generation_job, {', '.join(KINDS)}")
+    if table.get("generation_job", "template") not in GENERATION_JOBS:
+        raise ConfigError(f"{source}: generation_job: {table['generation_job']!r} is not one of "
+                          f"{', '.join(GENERATION_JOBS)}")
     checked: dict[str, Any] = {}
     for kind in KINDS:
         if kind not in table:
@@ -68,3 +78,8 @@ def for_job(table: dict[str, Any], kind: str, task: str | None = None, *, max_co
     if max_mem_mb and "mem_mb" in entry:
         entry["mem_mb"] = min(entry["mem_mb"], max_mem_mb)
     return entry
+
+
+def generation_job(path: str | Path) -> str:
+    """What one generation job covers: 'template' (one model, task and template) or 'task' (all its templates)."""
+    return load_raw(path).get("generation_job", "template")

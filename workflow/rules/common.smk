@@ -179,6 +179,17 @@ def job_resources(kind, task=None):
                                   max_mem_mb=_run_cap("mem_mb"))
 
 
+# What one generation job covers: one (model, task, template), or one (model, task) (generate.smk).
+GENERATION_JOB = resource_table.generation_job(Path(workflow.basedir) / "workflow/resources.yaml")
+
+
+
+def job_files(pattern, task, templates):
+    """A generation job's files: each template's languages in turn ({model}, and a "{template}" entry, stay wildcards)."""
+    return [pattern.format(model="{model}", task=task.name, language=lang, template=t)
+            for t in templates for lang in task.languages]
+
+
 # Every CPU rule: `threads: CPU_THREADS` and `resources: **CPU_RESOURCES`.
 CPU_THREADS = job_resources("cpu")["threads"]
 CPU_RESOURCES = {k: v for k, v in job_resources("cpu").items() if k != "threads"}
