@@ -8,9 +8,10 @@ names them.
 
 The node has two GPUs as a generic resource (gres.conf `Name=gpu File=/dev/null` and `/dev/zero`,
 stand-in device files): SLURM schedules them like real GPUs (a job gets CUDA_VISIBLE_DEVICES), while
-the tiny model runs on the CPU. The node is declared with the profile's largest request in CPUs and memory
-(`SlurmdParameters=config_overrides`: slurmd does not compare with the hardware), so the profile's
-own resources are what gets submitted.
+the tiny model runs on the CPU. The node is declared the size of the machine the test runs on (its CPU
+count and its memory less a margin, read at test time), and the run is given that size as the profile
+asks (`--cores`, `--resources mem_mb=`): a job or group asking for more would pend forever, so the run
+finishing is itself the check, besides what SLURM recorded of each job.
 
 Where SLURM cannot be started (not installed, not root, a daemon fails) the test is skipped and
 says why.
@@ -32,7 +33,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT, copy_workflow
+from conftest import ROOT, copy_workflow, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -50,6 +51,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def machine_size() -> tuple[int, int]:
+    """(CPUs, MB of memory) of this machine, less a margin for the system and the SLURM daemons."""
+    total_kb = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
+                    if line.startswith("MemTotal:"))
+    return os.cpu_count() or 1, total_kb // 1024 - 1024
+
+
+NODE_CPUS, NODE_MEM_MB = machine_size()
 
 
 def _alive(pid: int) -> bool:
@@ -126,7 +137,7 @@ MinJobAge=600
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
-NodeName=localhost NodeAddr=127.0.0.1 CPUs=32 RealMemory=600000 Gres=gpu:2 State=UNKNOWN
+NodeName=localhost NodeAddr=127.0.0.1 CPUs={NODE_CPUS} RealMemory={NODE_MEM_MB} Gres=gpu:2 State=UNKNOWN
 PartitionName=cpu Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 PartitionName=gpu Nodes=localhost MaxTime=INFINITE State=UP
 """)
@@ -195,12 +206,17 @@ def test_profile_runs_the_default_workflow_to_the_leaderboard(cluster, tmp_path)
         task["limit"] = 4
     (workdir / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
+    local = copy_workflow(tmp_path / "local", tasks=("belebele",))
+    (local / "params.yaml").write_bytes((workdir / "params.yaml").read_bytes())
+
     cmd = [sys.executable, "-m", "snakemake", "--workflow-profile", str(PROFILE),
+           # this node's size, where a cluster's users set their nodes' in the profile
+           "--cores", str(NODE_CPUS), "--resources", f"mem_mb={NODE_MEM_MB}",
            # no accounting database on the test cluster: no account, job states from squeue
            "--slurm-no-account", "--slurm-status-command", "squeue",
            "--slurm-init-seconds-before-status-checks", "2", "--slurm-keep-successful-logs"]
     env = {**cluster.env, "PATH": str(Path(sys.executable).parent) + os.pathsep + cluster.env["PATH"]}
-    proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=1500)
     log = proc.stdout[-6000:] + proc.stderr[-6000:]
     assert proc.returncode == 0, f"{log}\n{cluster.logs()}"
 
@@ -210,14 +226,25 @@ def test_profile_runs_the_default_workflow_to_the_leaderboard(cluster, tmp_path)
     scores = json.loads((workdir / "results/scores/tiny-llama/belebele/hin_Deva/instruct.json").read_text())
     assert scores["n"] == 4
 
+    # the same grid run locally gives the same results, byte for byte
+    snakemake(local)
+    for name in ("results/metrics.json", "results/leaderboard.csv", "results/tables/by_template.csv"):
+        assert (workdir / name).read_bytes() == (local / name).read_bytes(), name
+
     # what SLURM itself recorded (jobs stay in the controller for MinJobAge=600 s after they end)
     jobs = cluster.jobs()
     assert jobs and all(j["JobState"] == "COMPLETED" for j in jobs), jobs
+    for job in jobs:  # no submission asks for more than the node has
+        assert int(job["NumCPUs"]) <= NODE_CPUS, job
+        assert memory_mb(job["MinMemoryNode"]) <= NODE_MEM_MB, job
     gpu_jobs = [j for j in jobs if j["Comment"].startswith("rule_generate_belebele")]
     assert len(gpu_jobs) == 3, [j["Comment"] for j in jobs]  # one per template, all languages in each
-    for job in gpu_jobs:  # --gpus=1 from the rule's gpu: 1, --cpus-per-gpu and memory from the profile
-        assert (job["Partition"], job.get("TresPerJob"), job.get("CpusPerTres"), job["MinMemoryNode"]) == \
-            ("gpu", "gres:gpu:1", "gres:gpu:8", "62.50G"), job
+    table = yaml.safe_load((ROOT / "workflow/resources.yaml").read_text(encoding="utf-8"))["generate_gpu"]["default"]
+    for job in gpu_jobs:  # --gpus=1 from the rule's gpu: 1; CPUs and memory from workflow/resources.yaml, capped
+        cpus = min(table["cpus_per_gpu"], NODE_CPUS)
+        assert (job["Partition"], job.get("TresPerJob"), job.get("CpusPerTres")) == \
+            ("gpu", "gres:gpu:1", f"gres:gpu:{cpus}"), job
+        assert memory_mb(job["MinMemoryNode"]) == min(table["mem_mb"], NODE_MEM_MB), job
     cpu_jobs = [j for j in jobs if j not in gpu_jobs]
     for job in cpu_jobs:
         assert job["Partition"] == "cpu" and "gpu" not in job.get("TresPerJob", ""), job
@@ -227,3 +254,9 @@ def test_profile_runs_the_default_workflow_to_the_leaderboard(cluster, tmp_path)
     assert not [c for c in comments if re.match(r"rule_(prepare_data|render_prompts|score)_wildcards_", c)], comments
     assert sorted(c for c in comments if re.search(r"prepare_data|render_prompts|score", c)) == \
         ["rule_prepare_prepare_data_render_prompts", "rule_score_score"], comments
+
+
+def memory_mb(value: str) -> float:
+    """scontrol's MinMemoryNode ("2000M", "62.50G") in MB."""
+    number, unit = float(value[:-1]), value[-1]
+    return number * {"M": 1, "G": 1024, "T": 1024 * 1024}[unit]

@@ -136,3 +136,44 @@ def test_adding_a_language_runs_only_what_it_needs(finished_run):
     assert "cache: 72 of 96 requests answered, 24 to compute" in log
     nested = json.loads((finished_run / "results/metrics.json").read_text())
     assert "fra_Latn" in nested["tiny-llama"]["belebele"]
+
+
+def belebele_grid(dest, generation_job):
+    from conftest import copy_workflow
+
+    workdir = copy_workflow(dest, tasks=("belebele",))
+    params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
+    params["tasks"]["belebele"].update(languages=["eng_Latn", "hin_Deva"], limit=3)
+    (workdir / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    table = workdir / "workflow/resources.yaml"
+    table.write_text(re.sub(r"(?m)^generation_job: \w+$", f"generation_job: {generation_job}",
+                            table.read_text(encoding="utf-8")), encoding="utf-8")
+    return workdir
+
+
+def test_one_generation_job_per_model_and_task_loads_the_model_once(tmp_path):
+    per_template = belebele_grid(tmp_path / "per_template", "template")
+    per_task = belebele_grid(tmp_path / "per_task", "task")
+    snakemake(per_template)
+    assert sum(rule == "generate_belebele" for rule, _ in planned_jobs(per_task)) == 1
+    snakemake(per_task)
+    log = per_task / "results/logs/generate/tiny-llama/belebele.log"
+    assert log.read_text(encoding="utf-8").count("model load 1 for 3 template(s)") == 1
+    # the same files, per combination, byte for byte
+    for name in ("results/metrics.json", "results/leaderboard.csv"):
+        assert (per_task / name).read_bytes() == (per_template / name).read_bytes(), name
+    generations = sorted(p.relative_to(per_task) for p in (per_task / "results/generations").rglob("*.jsonl"))
+    assert len(generations) == 6
+    for path in generations:
+        assert (per_task / path).read_bytes() == (per_template / path).read_bytes(), path
+
+    # an edited template: the job reruns, the model is asked only for that template's prompts
+    template = per_task / "prompts/belebele/instruct.yaml"
+    template.write_text(template.read_text(encoding="utf-8").replace("output the letter", "output only the letter"),
+                        encoding="utf-8")
+    paper = (per_task / "results/generations/tiny-llama/belebele/eng_Latn/paper.jsonl").read_bytes()
+    snakemake(per_task)
+    answered = re.findall(r"cache: (\d+) of (\d+) requests answered", log.read_text(encoding="utf-8"))
+    [blog, instruct, paper_answered] = answered
+    assert blog[0] == blog[1] and instruct[0] == "0" and paper_answered[0] == paper_answered[1], answered
+    assert (per_task / "results/generations/tiny-llama/belebele/eng_Latn/paper.jsonl").read_bytes() == paper

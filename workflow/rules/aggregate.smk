@@ -12,6 +12,9 @@ rule leaderboard:
         raw=all_raw(),
     params:
         bootstrap={k: ANALYSIS[k] for k in ("seed", "confidence", "samples")},
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/leaderboard.log",
     conda:

@@ -12,6 +12,9 @@ rule template_sensitivity:
         ranks=f"{ANALYSIS_DIR}/rank_stability.csv",
     input:
         "results/leaderboard.csv",
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/analysis/template_sensitivity.log",
     conda:
@@ -29,6 +32,9 @@ rule significance:
         scores=all_scores(),
     params:
         settings={k: ANALYSIS[k] for k in ("seed", "samples", "alpha")},
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/analysis/significance.log",
     conda:
@@ -43,6 +49,9 @@ rule parse_failures:
         reasons=f"{ANALYSIS_DIR}/parse_failure_reasons.csv",
     input:
         raw=all_raw(),
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/analysis/parse_failures.log",
     conda:
@@ -64,6 +73,9 @@ rule item_difficulty:
         prepared=all_prepared(),
     params:
         pivot=ANALYSIS["pivot_language"],
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/analysis/item_difficulty.log",
     conda:
@@ -80,6 +92,9 @@ rule plots:
         rates=rules.parse_failures.output.rates,
     params:
         tasks=sorted(GRID.tasks),
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/analysis/plots.log",
     conda:
@@ -106,6 +121,9 @@ rule report:
         plots=figure_targets(GRID.tasks),
     params:
         settings=ANALYSIS,
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/analysis/report.log",
     conda:

@@ -7,6 +7,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from babeleval.backends.openai_api import DEFAULT_CONCURRENCY, rate_limit_resource
+from babeleval import resources as resource_table
 from babeleval.config import check_local_data, validate as validate_params
 from babeleval.generate import decoding_settings
 from babeleval.preflight import check_response_caches
@@ -175,6 +176,55 @@ def generation_resources():
         resources[name] = lambda w, name=name: (
             GRID.models[w.model].get("concurrency", DEFAULT_CONCURRENCY) if api_resource(w.model) == name else 0)
     return resources
+
+
+# -- resources: workflow/resources.yaml, capped at one node (docs/cluster.md) ------------------------------
+
+RESOURCE_TABLE = resource_table.load(Path(workflow.basedir) / "workflow/resources.yaml")
+
+
+def _run_cap(name):
+    """A cap the run was given (--cores, `--resources mem_mb=`), or None: each job asks for at most that."""
+    value = workflow.global_resources.get(name)
+    value = getattr(value, "value", value)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def job_resources(kind, task=None):
+    return resource_table.for_job(RESOURCE_TABLE, kind, task, max_cores=_run_cap("_cores"),
+                                  max_mem_mb=_run_cap("mem_mb"))
+
+
+# What one generation job covers: one (model, task, template), or one (model, task) (generate.smk).
+GENERATION_JOB = resource_table.generation_job(Path(workflow.basedir) / "workflow/resources.yaml")
+
+
+
+def job_files(pattern, task, templates):
+    """A generation job's files: each template's languages in turn ({model}, and a "{template}" entry, stay wildcards)."""
+    return [pattern.format(model="{model}", task=task.name, language=lang, template=t)
+            for t in templates for lang in task.languages]
+
+
+# Every CPU rule: `threads: CPU_THREADS` and `resources: **CPU_RESOURCES`.
+CPU_THREADS = job_resources("cpu")["threads"]
+CPU_RESOURCES = {k: v for k, v in job_resources("cpu").items() if k != "threads"}
+BUILD_MODEL_RESOURCES = {k: v for k, v in job_resources("build_model").items() if k != "threads"}
+
+
+def generation_limits(task):
+    """CPUs, memory and time of a task's generation jobs: the GPU entry for local models, the API one else."""
+    gpu, api = job_resources("generate_gpu", task), job_resources("generate_api", task)
+
+    def pick(key):
+        return lambda w: (api if is_api_model(w.model) else gpu).get(key, 0)
+    return {"mem_mb": pick("mem_mb"), "runtime": pick("runtime"), "cpus_per_gpu": pick("cpus_per_gpu")}
+
+
+def generation_threads(task):
+    """Threads of an API model's job (a GPU job's CPUs are cpus_per_gpu)."""
+    api = job_resources("generate_api", task)
+    return lambda w: api.get("threads", 1) if is_api_model(w.model) else 1
 
 
 def generation_env(wildcards):

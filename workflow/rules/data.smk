@@ -10,6 +10,9 @@ rule prepare_data:
         source=lambda w: GRID.tasks[w.task].source,
         options=lambda w: GRID.tasks[w.task].options,
         part="eval",
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/prepare_data/{task}/{language}.log",
     conda:
@@ -28,6 +31,9 @@ rule prepare_fewshot_data:
         source=lambda w: GRID.tasks[w.task].source,
         options=lambda w: GRID.tasks[w.task].options,
         part="fewshot",
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/prepare_data/{task}/fewshot/{language}.log",
     conda:

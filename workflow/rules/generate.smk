@@ -1,21 +1,29 @@
-# Generation: one GPU job per (model, task, template) covering all the task's languages, so a
-# model loads once per job. Snakemake outputs cannot depend on wildcards, so each task gets its
-# own rule with that task's languages spelled out. Model entries carry only the NAME of an API key's
-# environment variable, so nothing secret reaches params (which Snakemake stores in .snakemake/metadata).
+# Generation: a GPU job loads its model once and answers every request of its combinations.
+# workflow/resources.yaml `generation_job` says what one job covers (docs/cluster.md):
+#   template: one (model, task, template), all the task's languages; an edited template reruns only
+#             its own job (the default);
+#   task:     one (model, task), all its templates and languages; one model load for all of them, and
+#             an edited template reruns the whole job, which asks the model only for the prompts that
+#             changed (the response cache answers the rest) and rescores the task's combinations.
+# Snakemake outputs cannot depend on wildcards, so each task gets its own rule with that task's
+# languages (and templates) spelled out. Model entries carry only the NAME of an API key's environment
+# variable, so nothing secret reaches params (which Snakemake stores in .snakemake/metadata).
 
 from babeleval.fingerprint import output_settings
 
 for _task in GRID.tasks.values():
+    # (template, language) pairs of one job: the {template} wildcard, or every template of the task
+    _templates = sorted(_task.templates) if GENERATION_JOB == "task" else ["{template}"]
 
     rule:
         name:
             f"generate_{_task.name}"
         output:
-            generations=expand(GENERATIONS, task=_task.name, language=_task.languages, allow_missing=True),
+            generations=job_files(GENERATIONS, _task, _templates),
             # requests, cache hits, tokens this run paid for; API calls and retries (see babeleval.generate)
-            usage=USAGE.replace("{task}", _task.name),
+            usage=[USAGE.format(model="{model}", task=_task.name, template=t) for t in _templates],
         input:
-            prompts=expand(PROMPTS, task=_task.name, language=_task.languages, allow_missing=True),
+            prompts=job_files(PROMPTS, _task, _templates),
             model=model_input,
             # a family's log-likelihood variants answered together first (variation.smk): then all cache hits
             shared_prefix=ancient(lambda w, task=_task.name: shared_prefix_input(w, task)),
@@ -25,16 +33,24 @@ for _task in GRID.tasks.values():
             # a change to a model setting that changes outputs reruns the job and so rescores; the job reads the
             # whole entry from the config, so a speed-only change (batch size, concurrency) reruns nothing
             model_outputs=lambda w: output_settings(GRID.models[w.model]),
+            # the job's templates, in the order of its files (each template's languages in turn)
+            templates=lambda w, templates=_templates: [w.template] if templates == ["{template}"] else templates,
             model_path=lambda w: model_path(w.model),
-            settings=lambda w, task=_task.name: generation_settings(task, w.template, w.model),
+            settings=lambda w, task=_task.name, templates=_templates: {
+                name: generation_settings(task, name, w.model)
+                for name in ([w.template] if templates == ["{template}"] else templates)},
             cache=lambda w: f"results/cache/{w.model}.sqlite" if GRID.cache_enabled else None,
             # an API model's resource name: the job runs at most as many requests at once as it was granted
             api_resource=lambda w: api_resource(w.model),
+        threads: generation_threads(_task.name)
         resources:
             # gpu=1 for hf/vllm; API models hold their endpoint's api_<host> resource instead (common.smk)
             **generation_resources(),
+            # memory, time and CPUs: workflow/resources.yaml
+            **generation_limits(_task.name),
         log:
-            f"results/logs/generate/{{model}}/{_task.name}/{{template}}.log",
+            f"results/logs/generate/{{model}}/{_task.name}.log" if GENERATION_JOB == "task"
+            else f"results/logs/generate/{{model}}/{_task.name}/{{template}}.log",
         conda:
             generation_env
         script:

@@ -13,6 +13,8 @@ rule build_tiny_model:
         data=sorted(str(p) for p in Path("data/samples/belebele").glob("*.jsonl")),
     params:
         seed=BUILTIN_MODEL_SEED,
+    resources:
+        **BUILD_MODEL_RESOURCES,
     log:
         "results/logs/build_tiny_model/{builtin}.log",
     conda:

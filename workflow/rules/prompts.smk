@@ -12,6 +12,9 @@ rule render_prompts:
         seed=GRID.seed,
         limit=lambda w: GRID.tasks[w.task].limit,
         shuffle_seed=lambda w: task_object(w.task).EVAL_SHUFFLE_SEED,
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/render_prompts/{task}/{language}/{template}.log",
     conda:

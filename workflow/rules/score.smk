@@ -16,6 +16,9 @@ rule score:
         template=template_file,
     params:
         metric_options=lambda w: metric_options_for(GRID.tasks[w.task], w.language),
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/score/{model}/{task}/{language}/{template}.log",
     conda:

@@ -17,6 +17,9 @@ rule summary_tables:
         ),
     input:
         "results/leaderboard.csv",
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         "results/logs/summary_tables.log",
     conda:
