@@ -184,3 +184,6 @@ def test_single_model_report_says_what_it_cannot_do(tmp_path):
     assert "Ranking models needs two models" in page
     assert 'id="significance-models-table"' not in page and 'id="significance-templates-table"' in page
     assert "belebele: one model in the grid, so there is no model gap to measure." in page
+    # m1 over 2 languages x 2 templates: (3 + 2 + 1 + 1) / 40 right; instruct: 10 of 20 unparsed, 2 of 10 parsed right
+    assert ("belebele, m1: acc 17.5% over all items (mean over 2 language(s) and 2 template(s)); on its 2 generated "
+            "combination(s), parse failures 50.0% and accuracy over parsed items 31.2%.") in page

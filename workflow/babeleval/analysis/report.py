@@ -123,10 +123,10 @@ def paper_blocks(lb: pd.DataFrame) -> list[dict[str, Any]]:
             tables = [(f"template {t}", table_html(paper_tables.template_table(task_frame, metric, t, languages),
                                                    f"paper-{task}-{metric}-{t}", classes="data paper"))
                       for t in templates]
-            if len(templates) > 1:
+            best = paper_tables.best_mean_table(task_frame, metric, languages)
+            if len(templates) > 1 and (best[languages] != "").any().any():
                 tables.append(("best and mean over templates",
-                               table_html(paper_tables.best_mean_table(task_frame, metric, languages),
-                                          f"paper-{task}-{metric}-best", classes="data paper")))
+                               table_html(best, f"paper-{task}-{metric}-best", classes="data paper")))
             blocks.append({"task": task, "label": label(metric), "tables": tables,
                            "chance": f"Chance level: {chance * 100:.1f}." if chance is not None
                            else "No chance level for this metric."})
