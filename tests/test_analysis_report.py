@@ -162,13 +162,14 @@ def test_analysis_settings_are_validated(repo_root):
 
 
 def test_single_model_report_says_what_it_cannot_do(tmp_path):
-    from babeleval.analysis import difficulty, parse_failures, report, sensitivity, significance
+    from babeleval.analysis import difficulty, headline, parse_failures, report, sensitivity, significance
     from babeleval.analysis.records import load_raw, load_scores
     from babeleval import aggregate
 
     raws, scores = write_results(tmp_path, models=["m1"])
     raw = load_raw(raws)
-    board = aggregate.leaderboard(list(load_scores(scores).values()))
+    board = headline.add_headline_columns(aggregate.leaderboard(list(load_scores(scores).values())), raws, scores,
+                                          seed=0, n_samples=50)
     tables = {"leaderboard": board, "sensitivity": sensitivity.template_sensitivity(board),
               "rank_stability": sensitivity.rank_stability(board)}
     sig = significance.pairwise(raw, load_scores(scores), seed=0, n_samples=100)

@@ -159,7 +159,7 @@ def headline(task: str, metric: str, board: Board, task_board: pd.DataFrame) -> 
         if generated:
             pf = sum(board.parse_failure(k) for k in generated) / len(generated)
             text += f"; on its {len(generated)} generated combination(s), parse failures {pct(pf)}"
-            if metric == "acc":
+            if metric == "acc" and any((k, PARSED_ACCURACY) in board.values for k in generated):
                 parsed = [board.parsed_accuracy(k) for k in generated]
                 parsed = [v for v in parsed if v is not None]
                 text += (f" and accuracy over parsed items {pct(sum(parsed) / len(parsed))}" if parsed
