@@ -102,6 +102,7 @@ def test_report_is_self_contained(analysed):
     assert {"paper-belebele-acc-paper", "paper-belebele-acc-instruct", "paper-belebele-acc-best",
             "paper-belebele-acc_parsed-instruct"} <= dom.ids
     assert "Chance level: 25.0." in page and "· pf 80.0" in page
+    assert "Parse failures: 11 of 60 generated answers (18.3%)" in page  # the paper template reads no text
 
 
 def test_summary_sentences_say_significance_and_parsing(analysed):

@@ -100,10 +100,12 @@ def overview(tables: dict[str, pd.DataFrame], settings: dict[str, Any]) -> list[
             out.append(f"{name}: {int(sig['significant'].astype(bool).sum())} of {len(sig)} paired tests significant "
                        f"at alpha={settings.get('alpha', 0.05)} after Holm-Bonferroni correction.")
     rates = tables["parse_failures"]
+    if not rates.empty and "generated" in rates.columns:
+        rates = rates[rates["generated"].astype(str).str.lower() == "true"]  # log-likelihood scoring reads no text
     if not rates.empty and rates["n"].sum():
-        out.append(f"Parse failures: {int(rates['parse_failures'].sum())} of {int(rates['n'].sum())} responses "
-                   f"({rates['parse_failures'].sum() / rates['n'].sum():.1%}) across all combinations; accuracy is "
-                   "reported over all items and over parsed items.")
+        out.append(f"Parse failures: {int(rates['parse_failures'].sum())} of {int(rates['n'].sum())} generated "
+                   f"answers ({rates['parse_failures'].sum() / rates['n'].sum():.1%}); accuracy is reported over all "
+                   "items and over parsed items.")
     return out
 
 
