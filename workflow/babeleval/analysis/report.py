@@ -20,7 +20,7 @@ from markupsafe import Markup
 from ..jsonl import atomic_open
 from . import findings, paper_tables
 from .records import read_table
-from .units import label
+from .units import PERCENT_METRICS, label
 
 MAX_ROWS = 200
 TEMPLATE = "report.html.j2"
@@ -50,7 +50,7 @@ def _cell(value: Any) -> str:
     if value is None or value is pd.NA or (isinstance(value, float) and value != value):
         return ""
     if isinstance(value, float):
-        return f"{value:.4f}"
+        return f"{value:.4g}"  # p-values keep their small digits, percentages their decimal
     text = html.escape(str(value))
     return f'<span class="long">{text}</span>' if len(text) > 48 else text
 
@@ -78,6 +78,23 @@ def families_html(frame: pd.DataFrame) -> Markup:
     items = "".join(f"<li>{html.escape(row.correction)}: {int(row.significant)} significant</li>"
                     for row in summary.itertuples(index=False))
     return Markup(f'<ul class="families">{items}</ul>')
+
+
+# per table: the score columns shown on each metric's display scale (accuracy-type metrics in percent)
+SCALED = {"sensitivity": ("mean", "min", "max", "spread", "std"), "significance_templates": ("score_a", "score_b", "diff"),
+          "significance_models": ("score_a", "score_b", "diff")}
+
+
+def on_display_scale(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+    """Score columns in percent where the row's metric is stored on 0-1, as in every other table of the page."""
+    if frame.empty or "metric" not in frame.columns:
+        return frame
+    frame = frame.copy()
+    factor = frame["metric"].isin(PERCENT_METRICS).map({True: 100.0, False: 1.0})
+    for column in columns:
+        if column in frame.columns:
+            frame[column] = frame[column].astype(float) * factor
+    return frame
 
 
 def _read(path: str | Path | None) -> pd.DataFrame:
@@ -161,7 +178,8 @@ def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], 
     alpha = settings.get("alpha", 0.05)
 
     def table(key: str, drop: tuple[str, ...] = ()) -> Markup:
-        return table_html(tables[key], key.replace("_", "-") + "-table", csv_names.get(key), drop=drop)
+        shown = on_display_scale(tables[key], SCALED.get(key, ()))
+        return table_html(shown, key.replace("_", "-") + "-table", csv_names.get(key), drop=drop)
 
     env = Environment(loader=FileSystemLoader(Path(__file__).parent), autoescape=True, undefined=StrictUndefined,
                       keep_trailing_newline=True)
