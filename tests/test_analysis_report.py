@@ -38,7 +38,8 @@ def analysed(tmp_path_factory) -> Path:
     write_results(workdir)
     planned = analysis_only(workdir, "-n").stdout
     assert "rule generate_belebele" not in planned and "rule score:" not in planned
-    analysis_only(workdir)
+    run = analysis_only(workdir)
+    (workdir / "run-output.txt").write_text(run.stdout + run.stderr, encoding="utf-8")
     return workdir
 
 
@@ -58,6 +59,14 @@ def test_rules_write_every_table_and_figure(analysed):
         png = results / "plots/belebele" / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "Nothing to be done" in analysis_only(analysed, "-n").stdout
+
+
+def test_the_run_ends_with_its_summary(analysed):
+    out = (analysed / "run-output.txt").read_text(encoding="utf-8")
+    # the scores were there before the run (written by hand): reused, not run
+    assert "12 combinations: 0 run, 12 reused (up to date), 0 failed or not run" in out
+    assert "  parse failures: 11 of 60 generated answers (18.3%)" in out
+    assert "next: results/leaderboard.md (tables), results/report.html (analysis)" in out
 
 
 def test_settings_reach_the_jobs(analysed):
