@@ -76,3 +76,13 @@ def test_names_that_look_like_numbers_stay_text(tmp_path):
                     "true,jnli,jpn_Jpan,0.10,acc,0.25,4\n", encoding="utf-8")
     board = read_table(path)
     assert list(board["template"]) == ["0.2", "0.10"] and list(board["model"]) == ["007", "true"]
+
+
+def test_a_template_with_no_parsed_answer_says_so():
+    rows = [("m", "mgsm", lang, "en_zeroshot", metric, value, n)
+            for lang in ("jpn_Jpan", "swh_Latn")
+            for metric, value, n in (("acc", 0.0, 8), ("acc_parsed", float("nan"), 0), ("parse_failure_rate", 1.0, 8))]
+    frame = pd.DataFrame(rows, columns=["model", "task", "language", "template", "metric", "value", "n"])
+    md = paper_tables.markdown(frame)
+    assert md.count("0.0 · pf 100.0") == 2 and md.count("no parsed answer") == 2
+    assert "best and mean" not in md

@@ -38,7 +38,8 @@ def analysed(tmp_path_factory) -> Path:
     write_results(workdir)
     planned = analysis_only(workdir, "-n").stdout
     assert "rule generate_belebele" not in planned and "rule score:" not in planned
-    analysis_only(workdir)
+    run = analysis_only(workdir)
+    (workdir / "run-output.txt").write_text(run.stdout + run.stderr, encoding="utf-8")
     return workdir
 
 
@@ -58,6 +59,14 @@ def test_rules_write_every_table_and_figure(analysed):
         png = results / "plots/belebele" / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "Nothing to be done" in analysis_only(analysed, "-n").stdout
+
+
+def test_the_run_ends_with_its_summary(analysed):
+    out = (analysed / "run-output.txt").read_text(encoding="utf-8")
+    # the scores were there before the run (written by hand): reused, not run
+    assert "12 combinations: 0 run, 12 reused (up to date), 0 failed or not run" in out
+    assert "  parse failures: 11 of 60 generated answers (18.3%)" in out
+    assert "next: results/leaderboard.md (tables), results/report.html (analysis)" in out
 
 
 def test_settings_reach_the_jobs(analysed):
@@ -102,6 +111,7 @@ def test_report_is_self_contained(analysed):
     assert {"paper-belebele-acc-paper", "paper-belebele-acc-instruct", "paper-belebele-acc-best",
             "paper-belebele-acc_parsed-instruct"} <= dom.ids
     assert "Chance level: 25.0." in page and "· pf 80.0" in page
+    assert "Parse failures: 11 of 60 generated answers (18.3%)" in page  # the paper template reads no text
 
 
 def test_summary_sentences_say_significance_and_parsing(analysed):
@@ -162,13 +172,14 @@ def test_analysis_settings_are_validated(repo_root):
 
 
 def test_single_model_report_says_what_it_cannot_do(tmp_path):
-    from babeleval.analysis import difficulty, parse_failures, report, sensitivity, significance
+    from babeleval.analysis import difficulty, headline, parse_failures, report, sensitivity, significance
     from babeleval.analysis.records import load_raw, load_scores
     from babeleval import aggregate
 
     raws, scores = write_results(tmp_path, models=["m1"])
     raw = load_raw(raws)
-    board = aggregate.leaderboard(list(load_scores(scores).values()))
+    board = headline.add_headline_columns(aggregate.leaderboard(list(load_scores(scores).values())), raws, scores,
+                                          seed=0, n_samples=50)
     tables = {"leaderboard": board, "sensitivity": sensitivity.template_sensitivity(board),
               "rank_stability": sensitivity.rank_stability(board)}
     sig = significance.pairwise(raw, load_scores(scores), seed=0, n_samples=100)
@@ -184,3 +195,6 @@ def test_single_model_report_says_what_it_cannot_do(tmp_path):
     assert "Ranking models needs two models" in page
     assert 'id="significance-models-table"' not in page and 'id="significance-templates-table"' in page
     assert "belebele: one model in the grid, so there is no model gap to measure." in page
+    # m1 over 2 languages x 2 templates: (3 + 2 + 1 + 1) / 40 right; instruct: 10 of 20 unparsed, 2 of 10 parsed right
+    assert ("belebele, m1: acc 17.5% over all items (mean over 2 language(s) and 2 template(s)); on its 2 generated "
+            "combination(s), parse failures 50.0% and accuracy over parsed items 31.2%.") in page

@@ -7,7 +7,6 @@ Other revisions' outputs come through DVC's cache.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys

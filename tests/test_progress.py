@@ -21,3 +21,14 @@ def test_rate_and_eta_from_the_work_done(caplog):
         progress.report(900)
     assert caplog.messages == ["computed 900/900 (100%), 12.0/s, elapsed 1:15"]  # done: no ETA
     assert re.findall(r"computed (\d+)/(\d+)", caplog.text) == [("900", "900")]  # what log readers parse
+
+
+def test_tick_reports_at_most_every_interval_and_at_the_end(caplog):
+    now = [0.0]
+    progress = Progress(5, what="paired tests: groups", clock=lambda: now[0])
+    with caplog.at_level(logging.INFO, logger="babeleval"):
+        for done, t in enumerate([1.0, 4.0, 11.0, 12.0, 13.0], 1):
+            now[0] = t
+            progress.tick(done)
+    assert [m.split(",")[0] for m in caplog.messages] == ["paired tests: groups 3/5 (60%)",
+                                                           "paired tests: groups 5/5 (100%)"]

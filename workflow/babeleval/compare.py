@@ -32,7 +32,7 @@ from .analysis.bootstrap import item_data, percentile_interval, resample_indices
 from .analysis.records import Combo, combo_from_path, slim
 from .analysis.significance import compare as paired_test
 from .analysis.significance import holm
-from .analysis.units import PARSE_FAILURE_RATE, primary_metric, shown
+from .analysis.units import primary_metric, shown
 from .errors import BabelevalError
 
 RAW = "results/raw"

@@ -28,6 +28,7 @@ class Progress:
         self.log = log or logging.getLogger("babeleval")
         self.clock = clock
         self.started = clock()
+        self.last_report = self.started
 
     def line(self, done: int) -> str:
         elapsed = self.clock() - self.started
@@ -43,3 +44,10 @@ class Progress:
 
     def report(self, done: int) -> None:
         self.log.info("%s", self.line(done))
+
+    def tick(self, done: int, every_seconds: float = 10.0) -> None:
+        """Report at most once per ``every_seconds``, and when the work is done (for loops of many small steps)."""
+        now = self.clock()
+        if done >= self.total or now - self.last_report >= every_seconds:
+            self.last_report = now
+            self.report(done)

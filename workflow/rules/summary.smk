@@ -10,7 +10,9 @@ def print_run_summary(succeeded, snakemake_log):
     from babeleval import run_summary
 
     found = run_summary.collect(Path("."), GRID.combinations(), RUN_STARTED)
-    text = run_summary.lines(found, succeeded=succeeded, wall_seconds=_time.time() - RUN_STARTED, log=snakemake_log)
+    # Snakemake hands the handlers its log file(s): a path or a list of paths, depending on the version
+    logs = ", ".join(map(str, snakemake_log)) if isinstance(snakemake_log, (list, tuple)) else snakemake_log
+    text = run_summary.lines(found, succeeded=succeeded, wall_seconds=_time.time() - RUN_STARTED, log=logs or None)
     print("\n".join(text), file=sys.stderr)
 
 

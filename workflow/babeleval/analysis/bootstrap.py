@@ -258,8 +258,13 @@ def leaderboard_intervals(frame, raw_files: Sequence[str], *, seed: int, n_sampl
     wanted: dict[tuple, list[str]] = {}
     for row in frame.itertuples(index=False):
         wanted.setdefault((row.model, row.task, row.language, row.template), []).append(row.metric)
+    from ..progress import Progress
+
     bounds: dict[tuple, tuple[float, float]] = {}
-    for path in sorted(map(str, raw_files)):
+    files = sorted(map(str, raw_files))
+    progress = Progress(len(files), what="bootstrap intervals: combinations")
+    for done, path in enumerate(files, 1):
+        progress.tick(done)
         combo = tuple(combo_from_path(path))
         if combo not in wanted:
             continue

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from .units import PARSE_FAILURE_RATE, PARSED_ACCURACY, primary_metric, shown
+from .units import PARSE_FAILURE_RATE, PARSED_ACCURACY, PERCENT_METRICS, primary_metric, shown
 
 Key = tuple[str, str, str, str]  # model, task, language, template
 
@@ -131,6 +131,9 @@ def robust_languages(task: str, metric: str, board: Board, task_board: pd.DataFr
         return []
     mean = {lang: sum(v) / len(v) for lang, v in spreads.items()}
     ranked = sorted(mean, key=lambda lang: (mean[lang], lang))
+    if round(mean[ranked[0]], 1) == round(mean[ranked[-1]], 1):
+        return [f"{task}: every language moves alike with the template ({metric} by {mean[ranked[0]]:.1f} points "
+                "on average over models): no language is more robust than another."]
     out = []
     for word, language in (("most", ranked[0]), ("least", ranked[-1])):
         tests = sig[sig["language"] == language]
@@ -139,6 +142,29 @@ def robust_languages(task: str, metric: str, board: Board, task_board: pd.DataFr
         out.append(f"{task}: {word} robust language to the template: {language} (templates move {metric} by "
                    f"{mean[language]:.1f} points on average over models; {significant} of {len(tests)} template pairs "
                    f"differ significantly; parse-failure rates move by {pf:.1f} points).")
+    return out
+
+
+def headline(task: str, metric: str, board: Board, task_board: pd.DataFrame) -> list[str]:
+    """Per model: the headline metric over all items and over parsed items, and the parse-failure rate."""
+    out = []
+    frame = task_board[task_board["metric"] == metric].dropna(subset=["value"])
+    for model, group in frame.groupby("model", sort=True):
+        keys = [(model, task, r.language, r.template) for r in group.itertuples(index=False)]
+        value = sum(shown(metric, v) for v in group["value"]) / len(group)
+        unit = "%" if metric in PERCENT_METRICS else ""
+        text = f"{task}, {model}: {metric} {value:.1f}{unit} over all items (mean over {group['language'].nunique()} language(s) and " \
+               f"{group['template'].nunique()} template(s))"
+        generated = [k for k in keys if board.get(k, PARSE_FAILURE_RATE) is not None]
+        if generated:
+            pf = sum(board.parse_failure(k) for k in generated) / len(generated)
+            text += f"; on its {len(generated)} generated combination(s), parse failures {pct(pf)}"
+            if metric == "acc" and any((k, PARSED_ACCURACY) in board.values for k in generated):
+                parsed = [board.parsed_accuracy(k) for k in generated]
+                parsed = [v for v in parsed if v is not None]
+                text += (f" and accuracy over parsed items {pct(sum(parsed) / len(parsed))}" if parsed
+                         else ", and no answer could be parsed")
+        out.append(text + ".")
     return out
 
 
@@ -158,9 +184,14 @@ def per_task(leaderboard: pd.DataFrame, sig_templates: pd.DataFrame, sig_models:
                 return frame
             return frame[(frame["task"] == task) & (frame["metric"] == metric)]
 
-        sentences = [template_effect(task, metric, board, tests(sig_templates), task_board["template"].nunique(),
-                                     alpha)]
-        sentences += robust_languages(task, metric, board, task_board, tests(sig_templates))
-        sentences.append(model_gap(task, metric, board, tests(sig_models), task_board["model"].nunique(), alpha))
+        sentences = headline(task, metric, board, task_board)
+        n_templates, n_models = task_board["template"].nunique(), task_board["model"].nunique()
+        if n_templates < 2 and n_models < 2:
+            sentences.append(f"{task}: one template and one model in the grid, so there is nothing to compare "
+                             "(add templates or models to params.yaml).")
+        else:
+            sentences.append(template_effect(task, metric, board, tests(sig_templates), n_templates, alpha))
+            sentences += robust_languages(task, metric, board, task_board, tests(sig_templates))
+            sentences.append(model_gap(task, metric, board, tests(sig_models), n_models, alpha))
         out[task] = sentences
     return out

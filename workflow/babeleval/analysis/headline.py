@@ -18,10 +18,10 @@ from typing import Any, Sequence
 import pandas as pd
 
 from .bootstrap import DEFAULT_CONFIDENCE, DEFAULT_SAMPLES, interval_for
+from .units import PARSED_ACCURACY
 
 # metrics on a 0-1 scale whose chance level is 1 / (number of choices)
-CHANCE_METRICS = frozenset({"acc", "acc_norm", "acc_parsed", "balanced_acc"})
-PARSED_ACCURACY = "acc_parsed"
+CHANCE_METRICS = frozenset({"acc", "acc_norm", PARSED_ACCURACY, "balanced_acc"})
 
 
 def chance_level(records: Sequence[dict[str, Any]]) -> float | None:

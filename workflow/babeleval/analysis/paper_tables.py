@@ -33,6 +33,8 @@ def cell(row: pd.Series | None, pf: float | None = None) -> str:
     if row is None:
         return ""
     metric = row["metric"]
+    if metric == PARSED_ACCURACY and _is_missing(row["value"]):
+        return "no parsed answer"
     text = fmt(scale(metric, row["value"]))
     if not _is_missing(row.get("ci_low")) and not _is_missing(row.get("ci_high")):
         text += f" [{fmt(scale(metric, row['ci_low']))}, {fmt(scale(metric, row['ci_high']))}]"
@@ -127,9 +129,10 @@ def markdown(leaderboard: pd.DataFrame, confidence: float = 0.95) -> str:
             for template in templates:
                 lines += [f"### template `{template}`", "",
                           template_table(task_frame, metric, template, languages).to_markdown(index=False, disable_numparse=True), ""]
-            if len(templates) > 1:
+            best = best_mean_table(task_frame, metric, languages)
+            if len(templates) > 1 and (best[languages] != "").any().any():
                 lines += ["### best and mean over templates", "",
-                          best_mean_table(task_frame, metric, languages).to_markdown(index=False, disable_numparse=True), ""]
+                          best.to_markdown(index=False, disable_numparse=True), ""]
     truncated = truncation_lines(leaderboard)
     if truncated:
         lines += ["## Truncated prompts", "", "Prompts cut to fit the model's context window:", "", *truncated, ""]

@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .paper_tables import language_order  # noqa: E402
+from .paper_tables import chance_of, language_order  # noqa: E402
 from .units import axis_label, label, primary_metric, shown  # noqa: E402
 
 MARKERS = "os^Dv<>Pp*hX"
@@ -55,12 +55,6 @@ def headline(leaderboard: pd.DataFrame, task: str) -> tuple[str | None, pd.DataF
         if column in frame.columns:
             frame[column] = [shown(metric, v) for v in frame[column].astype(float)]
     return metric, frame
-
-
-def chance_of(frame: pd.DataFrame) -> float | None:
-    if "chance" not in frame.columns or frame["chance"].dropna().empty:
-        return None
-    return float(frame["chance"].dropna().mean())
 
 
 def _save(fig, path: str | Path) -> str:

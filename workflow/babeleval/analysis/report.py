@@ -20,7 +20,7 @@ from markupsafe import Markup
 from ..jsonl import atomic_open
 from . import findings, paper_tables
 from .records import read_table
-from .units import label
+from .units import PERCENT_METRICS, label
 
 MAX_ROWS = 200
 TEMPLATE = "report.html.j2"
@@ -50,7 +50,7 @@ def _cell(value: Any) -> str:
     if value is None or value is pd.NA or (isinstance(value, float) and value != value):
         return ""
     if isinstance(value, float):
-        return f"{value:.4f}"
+        return f"{value:.4g}"  # p-values keep their small digits, percentages their decimal
     text = html.escape(str(value))
     return f'<span class="long">{text}</span>' if len(text) > 48 else text
 
@@ -80,6 +80,23 @@ def families_html(frame: pd.DataFrame) -> Markup:
     return Markup(f'<ul class="families">{items}</ul>')
 
 
+# per table: the score columns shown on each metric's display scale (accuracy-type metrics in percent)
+SCALED = {"sensitivity": ("mean", "min", "max", "spread", "std"), "significance_templates": ("score_a", "score_b", "diff"),
+          "significance_models": ("score_a", "score_b", "diff")}
+
+
+def on_display_scale(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFrame:
+    """Score columns in percent where the row's metric is stored on 0-1, as in every other table of the page."""
+    if frame.empty or "metric" not in frame.columns:
+        return frame
+    frame = frame.copy()
+    factor = frame["metric"].isin(PERCENT_METRICS).map({True: 100.0, False: 1.0})
+    for column in columns:
+        if column in frame.columns:
+            frame[column] = frame[column].astype(float) * factor
+    return frame
+
+
 def _read(path: str | Path | None) -> pd.DataFrame:
     if path is None or not Path(path).exists():
         return pd.DataFrame()
@@ -100,10 +117,12 @@ def overview(tables: dict[str, pd.DataFrame], settings: dict[str, Any]) -> list[
             out.append(f"{name}: {int(sig['significant'].astype(bool).sum())} of {len(sig)} paired tests significant "
                        f"at alpha={settings.get('alpha', 0.05)} after Holm-Bonferroni correction.")
     rates = tables["parse_failures"]
+    if not rates.empty and "generated" in rates.columns:
+        rates = rates[rates["generated"].astype(str).str.lower() == "true"]  # log-likelihood scoring reads no text
     if not rates.empty and rates["n"].sum():
-        out.append(f"Parse failures: {int(rates['parse_failures'].sum())} of {int(rates['n'].sum())} responses "
-                   f"({rates['parse_failures'].sum() / rates['n'].sum():.1%}) across all combinations; accuracy is "
-                   "reported over all items and over parsed items.")
+        out.append(f"Parse failures: {int(rates['parse_failures'].sum())} of {int(rates['n'].sum())} generated "
+                   f"answers ({rates['parse_failures'].sum() / rates['n'].sum():.1%}); accuracy is reported over all "
+                   "items and over parsed items.")
     return out
 
 
@@ -123,10 +142,10 @@ def paper_blocks(lb: pd.DataFrame) -> list[dict[str, Any]]:
             tables = [(f"template {t}", table_html(paper_tables.template_table(task_frame, metric, t, languages),
                                                    f"paper-{task}-{metric}-{t}", classes="data paper"))
                       for t in templates]
-            if len(templates) > 1:
+            best = paper_tables.best_mean_table(task_frame, metric, languages)
+            if len(templates) > 1 and (best[languages] != "").any().any():
                 tables.append(("best and mean over templates",
-                               table_html(paper_tables.best_mean_table(task_frame, metric, languages),
-                                          f"paper-{task}-{metric}-best", classes="data paper")))
+                               table_html(best, f"paper-{task}-{metric}-best", classes="data paper")))
             blocks.append({"task": task, "label": label(metric), "tables": tables,
                            "chance": f"Chance level: {chance * 100:.1f}." if chance is not None
                            else "No chance level for this metric."})
@@ -159,7 +178,8 @@ def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], 
     alpha = settings.get("alpha", 0.05)
 
     def table(key: str, drop: tuple[str, ...] = ()) -> Markup:
-        return table_html(tables[key], key.replace("_", "-") + "-table", csv_names.get(key), drop=drop)
+        shown = on_display_scale(tables[key], SCALED.get(key, ()))
+        return table_html(shown, key.replace("_", "-") + "-table", csv_names.get(key), drop=drop)
 
     env = Environment(loader=FileSystemLoader(Path(__file__).parent), autoescape=True, undefined=StrictUndefined,
                       keep_trailing_newline=True)

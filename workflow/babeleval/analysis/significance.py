@@ -124,7 +124,11 @@ def pairwise(raw: dict[Combo, list[dict]], scores: dict[Combo, dict] | None = No
     for combo in raw:
         groups.setdefault(("template", combo.model, combo.task, combo.language), {})[combo.template] = combo
         groups.setdefault(("model", combo.template, combo.task, combo.language), {})[combo.model] = combo
-    for (kind, fixed, task, language), members in sorted(groups.items()):
+    from ..progress import Progress
+
+    progress = Progress(len(groups), what="paired tests: groups")
+    for done, ((kind, fixed, task, language), members) in enumerate(sorted(groups.items()), 1):
+        progress.tick(done)
         for a, b in itertools.combinations(sorted(members), 2):
             ca, cb = members[a], members[b]
             shared = [m for m in _metrics(scores, ca) if m in set(_metrics(scores, cb))]
