@@ -37,6 +37,7 @@ include: "workflow/rules/score.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/variation.smk"
 include: "workflow/rules/summary.smk"
 
 
@@ -53,13 +54,19 @@ rule all:
     default_target: True
 
 
-# A run that did not produce what it was asked for must not exit 0. Snakemake plans a run once, at the start;
-# should a plan ever leave a requested file out, the run fails here, naming the files and what to run next.
+# Every run ends with its summary (workflow/rules/summary.smk). A run that did not produce what it was asked for
+# must not exit 0: Snakemake plans a run once, at the start; should a plan ever leave a requested file out, the
+# run fails here, naming the files and what to run next.
 onsuccess:
     missing = sorted({str(f) for job in workflow.dag.targetjobs for f in [*job.input, *job.output]
                       if not Path(f).exists()})
+    print_run_summary(not missing, log)
     if missing:
         raise WorkflowError(
             "the run ended without these requested files (nothing failed, but the plan left them out):\n  "
             + "\n  ".join(missing[:20]) + ("\n  ..." if len(missing) > 20 else "")
             + "\nRun the same command again to build them (see docs/troubleshooting.md).")
+
+
+onerror:
+    print_run_summary(False, log)

@@ -119,6 +119,7 @@ rule report:
         crosslingual_gaps=rules.item_difficulty.output.gaps,
         crosslingual_items=rules.item_difficulty.output.gap_items,
         plots=figure_targets(GRID.tasks),
+        variation=variation_section,
     params:
         settings=ANALYSIS,
     threads: CPU_THREADS

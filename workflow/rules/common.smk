@@ -64,13 +64,6 @@ def all_prepared():
     return sorted({PREPARED.format(task=t, language=lang) for _, t, lang, _ in GRID.combinations()})
 
 
-PLOT_NAMES = ["heatmap", "template_spread", "parse_failures"]
-
-
-def all_plots():
-    return expand("results/plots/{task}/{name}.png", task=sorted(GRID.tasks), name=PLOT_NAMES)
-
-
 # Analysis settings (params.yaml `analysis`, all optional): bootstrap intervals and significance tests.
 ANALYSIS = {
     "seed": GRID.seed,
@@ -243,3 +236,9 @@ def generation_settings(task, template_name, model=None):
     generation = {"max_new_tokens": max_new_tokens, "stop": list(template.generation.stop)}
     preset = GRID.decoding.get(template.generation.decoding, {}) if template.mode == "generate" else {}
     return decoding_settings(template.mode, generation, preset, GRID.seed)
+
+
+def variation_section(wildcards):
+    """The prompt-variation section of the report (variation.smk), where the grid has variants of a template family."""
+    has_variants = any(t.variant is not None for task in GRID.tasks.values() for t in task.templates.values())
+    return [rules.variation_analysis.output.fragment] if has_variants else []

@@ -1,5 +1,5 @@
 # The lines every run ends with: combinations run / reused / failed, parse failures, tokens and generation time
-# per model, and where to look next (babeleval.run_summary).
+# per model, and where to look next (babeleval.run_summary). The Snakefile's onsuccess / onerror handlers call it.
 
 import time as _time
 
@@ -14,11 +14,3 @@ def print_run_summary(succeeded, snakemake_log):
     logs = ", ".join(map(str, snakemake_log)) if isinstance(snakemake_log, (list, tuple)) else snakemake_log
     text = run_summary.lines(found, succeeded=succeeded, wall_seconds=_time.time() - RUN_STARTED, log=logs or None)
     print("\n".join(text), file=sys.stderr)
-
-
-onsuccess:
-    print_run_summary(True, log)
-
-
-onerror:
-    print_run_summary(False, log)

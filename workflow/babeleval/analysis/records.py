@@ -106,8 +106,14 @@ def write_csv(frame, path: str | Path) -> None:
         frame.to_csv(handle, index=False, float_format="%.6f", lineterminator="\n")
 
 
-NAME_COLUMNS = ("model", "task", "language", "template", "metric", "fixed", "a", "b", "best_template",
-                "worst_template", "template_a", "template_b")
+# Columns of the result tables that hold names or labels: model and template names are whatever params.yaml keys
+# allow (`0.2`, `1e3`, `007`, `true`, `null`), so pandas must not read them as numbers, booleans or missing values.
+NAME_COLUMNS = frozenset({
+    "model", "task", "language", "template", "metric", "name", "pivot", "best_template", "worst_template",
+    "template_a", "template_b", "comparison", "fixed", "a", "b", "ranked", "within", "id", "example_id",
+    "models_correct", "models_wrong", "reason", "top_reason", "reasons", "bucket", "family", "variant",
+    "best_variant", "worst_variant", "term", "axis",
+})
 
 
 def read_table(path: str | Path):

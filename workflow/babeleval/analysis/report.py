@@ -168,8 +168,9 @@ def figure_items(figures: dict[str, dict[str, str]], tasks: list[str]) -> dict[s
 
 
 def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], settings: dict[str, Any],
-           csv_names: dict[str, str] | None = None) -> str:
-    """The page as a string. ``figures``: task -> {kind: png path} (kinds as in CAPTIONS)."""
+           csv_names: dict[str, str] | None = None, sections: tuple[str, ...] = ()) -> str:
+    """The page as a string. ``figures``: task -> {kind: png path} (kinds as in CAPTIONS); ``sections``: HTML
+    sections other analysis rules wrote (the prompt-variation section), added at the end as they are."""
     csv_names = csv_names or {}
     tables = {key: tables.get(key, pd.DataFrame()) for key in TABLE_KEYS}
     lb = tables["leaderboard"]
@@ -201,15 +202,17 @@ def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], 
         parse_failures_table=table("parse_failures"), parse_failure_reasons_table=table("parse_failure_reasons"),
         difficulty_buckets_table=table("difficulty_buckets"), difficulty_patterns_table=table("difficulty_patterns"),
         crosslingual_gaps_table=table("crosslingual_gaps"), crosslingual_items_table=table("crosslingual_items"),
+        sections=[Markup(section) for section in sections],
     )
     return page
 
 
 def write_report(out: str | Path, csvs: dict[str, str | Path], figures: dict[str, dict[str, str]],
-                 settings: dict[str, Any]) -> str:
+                 settings: dict[str, Any], section_files: tuple[str | Path, ...] = ()) -> str:
     """Read the analysis CSVs named in ``csvs`` (keys as in TABLE_KEYS) and write the page to ``out``."""
     tables = {key: _read(csvs.get(key)) for key in TABLE_KEYS}
-    page = render(tables, figures, settings, {k: str(v) for k, v in csvs.items()})
+    sections = tuple(Path(path).read_text(encoding="utf-8") for path in section_files)
+    page = render(tables, figures, settings, {k: str(v) for k, v in csvs.items()}, sections)
     with atomic_open(out) as handle:
         handle.write(page)
     return str(out)
