@@ -49,7 +49,7 @@ def test_instruct_golden(repo_root):
 def test_blog_golden_first_five_rows_are_exemplars(repo_root):
     template = load_template("belebele", "blog", repo_root)
     requests = build_requests(template, ITEMS, ITEMS, seed=7)
-    # seed 001: ds.select(range(0, 5)) are the examples, ds.select(range(5, len(ds))) the prompts
+    # the Belebele tutorial blog: ds.select(range(0, 5)) are the examples, ds.select(range(5, len(ds))) the prompts
     assert [r["id"] for r in requests] == [i["id"] for i in ITEMS[5:]]
     shot = lambda i: (f"Passage {i}.\nQuestion: Question {i}?\nAnswer A: a{i}\nAnswer B: b{i}\nAnswer C: c{i}\n"
                       f"Answer D: d{i}\nCorrect answer: {'ABCD'[i % 4]}")

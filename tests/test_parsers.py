@@ -6,11 +6,11 @@ from babeleval.parsers import PARSERS, belebele_blog, belebele_instruct, get_par
 
 
 @pytest.mark.parametrize("response, expected", [
-    # seed 000: answers accepted as "A" or "(A)"
+    # the Belebele authors' chat protocol: answers accepted as "A" or "(A)"
     ("A", "A"),
     ("(C)", "C"),
     (" (D) ", "D"),
-    # seed 000: the prefix "The correct answer is " is removed
+    # the Belebele authors' chat protocol: the prefix "The correct answer is " is removed
     ("The correct answer is (B)", "B"),
     ("The correct answer is B.", "B"),
     ("the correct answer is D", "D"),
@@ -29,7 +29,7 @@ def test_instruct_reads_letters(response, expected):
     ("", "empty"),
     ("   ", "empty"),
     ("()", "empty"),
-    # seed 000 fell back to the first character: "According..." would have been read as "A"
+    # the Belebele authors' chat protocol fell back to the first character: "According..." would have been read as "A"
     ("According to the passage, the answer is B", "no choice letter"),
     ("E", "no choice letter"),
     ("I think it is B", "no choice letter"),
@@ -47,7 +47,7 @@ def test_instruct_respects_number_of_choices():
 
 
 @pytest.mark.parametrize("response, expected", [
-    # seed 001's parse_choice: a lone letter...
+    # the Belebele tutorial blog's parse_choice: a lone letter...
     ("A", "A"),
     (" B", "B"),
     # ...or a letter followed by something that is not a letter

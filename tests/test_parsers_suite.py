@@ -158,7 +158,7 @@ TOPIC_CASES = [
     ("**health**", "health"),
     ("Science/Technology", "science/technology"),
     ("science/technology - the text is about a robot", "science/technology"),
-    ("politics, although it mentions travel", "politics"),      # starts with the topic: accepted (seed 003)
+    ("politics, although it mentions travel", "politics"),      # starts with the topic: accepted (languagebench)
     ("The topic is travel.", "travel"),                          # names only one topic
     ("I would say this text is about sports", "sports"),
     ("<think>maybe travel or sports</think>sports", "sports"),

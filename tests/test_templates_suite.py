@@ -1,4 +1,4 @@
-"""Golden prompts of seed 003's English zero-shot suite, written out in full, and template checks."""
+"""Golden prompts of languagebench's English zero-shot suite, written out in full, and template checks."""
 
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ def item_rng(seed: int, *parts: str) -> random.Random:
 
 
 def first_exemplars(fewshot: FewShot, pool: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The first n rows of the pool (seed 001 uses the first five rows of the dataset)."""
+    """The first n rows of the pool (the Belebele tutorial blog uses the first five rows of the dataset)."""
     return list(pool[: fewshot.n])
 
 

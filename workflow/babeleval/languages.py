@@ -4,7 +4,7 @@ The grid names languages by FLORES-200 code (``jpn_Jpan``: ISO 639-3 plus
 ISO 15924 script), as Belebele and FLORES+ do. Datasets with their own codes
 (MGSM ``ja``, Global-MMLU ``ja``, uhura ``yo``) are reached through
 ``dataset_code``; a grid may also use a dataset's own code directly.
-English names and script names are what seed 003's translation instruction
+English names and script names are what languagebench's translation instruction
 says ("to the Japanese language; use the Japanese script").
 """
 

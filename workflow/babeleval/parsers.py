@@ -137,7 +137,7 @@ def parse(name: str, response: str | None, *, n_choices: int = 4, labels: Sequen
     return spec.func(response, **extra)
 
 
-# -- Belebele (seeds 000 and 001) ------------------------------------------------------------------
+# -- Belebele (the Belebele authors and the Belebele tutorial blog) ---------------------------------------
 
 
 def _letter_at_start(text: str, letters: str) -> str | None:
@@ -149,7 +149,7 @@ def _letter_at_start(text: str, letters: str) -> str | None:
 
 @register("belebele_instruct", "letter")
 def belebele_instruct(response: str, n_choices: int = 4) -> Parsed:
-    """Seed 000's post-processing for chat models asked for a letter.
+    """The Belebele authors' post-processing for chat models asked for a letter.
 
     It drops parentheses, so "(B)" reads as "B", and, when the answer does not
     start with a letter, drops the prefix "The correct answer is ". Where the
@@ -174,7 +174,7 @@ def belebele_instruct(response: str, n_choices: int = 4) -> Parsed:
 
 @register("belebele_blog", "letter")
 def belebele_blog(response: str, n_choices: int = 4) -> Parsed:
-    """Seed 001's ``parse_choice``: the first line, stripped; a lone letter, or a letter not followed by a letter."""
+    """The Belebele tutorial blog's ``parse_choice``: the first line, stripped; a lone letter, or a letter not followed by a letter."""
     letters = LETTERS[:n_choices]
     text = response.split("\n")[0].strip()
     if not text:
@@ -491,7 +491,7 @@ def final_letter(response: str, n_choices: int = 4, language: str | None = None)
 
 @register("hash_letter", "letter")
 def hash_letter(response: str, n_choices: int = 4) -> Parsed:
-    """Seed 003 as published: the letter after the last '####' and nothing else (reasoning blocks, leaked turns and
+    """languagebench as published: the letter after the last '####' and nothing else (reasoning blocks, leaked turns and
     copied placeholders handled as final_letter does)."""
     return _read_letter(response, n_choices, (MARKER, NEXT_LINE), None)
 
@@ -630,7 +630,7 @@ def final_number(response: str, language: str | None = None) -> Parsed:
 
 @register("hash_number", "number")
 def hash_number(response: str) -> Parsed:
-    """Seed 003 as published: the number after '####' and nothing else (reasoning blocks, leaked turns and
+    """languagebench as published: the number after '####' and nothing else (reasoning blocks, leaked turns and
     copied placeholders handled as final_number does)."""
     return _read_number(response, (MARKER, NEXT_LINE), None)
 
@@ -640,7 +640,7 @@ def hash_number(response: str) -> Parsed:
 
 @register("topic", "label")
 def topic(response: str, labels: Sequence[str]) -> Parsed:
-    """Seed 003's topic rule: the reply starts with a topic, or names exactly one of them (case-insensitive)."""
+    """languagebench's topic rule: the reply starts with a topic, or names exactly one of them (case-insensitive)."""
     text, error = strip_reasoning(response)
     if error:
         return Parsed(None, error)

@@ -97,7 +97,7 @@ def build_requests(
     ``pool`` holds the rows exemplars are drawn from (the same language's items,
     or another language's where the template says so). With the ``first``
     sampler the exemplars are the pool's first rows and are removed from the
-    evaluated items, as in seed 001; ``limit`` then applies to what is left.
+    evaluated items, as in the Belebele tutorial blog; ``limit`` then applies to what is left.
     With ``shuffle_seed`` the items are shuffled with it before the limit, as
     JGLUE's harness does with 42.
     """

@@ -1,6 +1,6 @@
 """Item difficulty across models, and items a model solves in English but not in another language.
 
-Seed 001 sorted Belebele's questions by which Llama 2 models answered them:
+The Belebele tutorial blog sorted Belebele's questions by which Llama 2 models answered them:
 "easy, answered by all", "only 13B and 70B", "only 70B", "all models failed".
 This module does the same for any grid, per (task, language, template):
 

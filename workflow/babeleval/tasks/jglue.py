@@ -18,7 +18,7 @@ class indices and JSQuAD's context is ``"<title> [SEP] <context>"``.
 - JaQuAD (HF ``SkelterLabsInc/JaQuAD``, GitHub ``SkelterLabsInc/JaQuAD``
   ``data/{train,dev}/*.json``): the same SQuAD layout.
 
-Protocol (seed 002, the jp-stable harness): exemplars from the train split,
+Protocol (the JGLUE harness, jp-stable branch): exemplars from the train split,
 evaluated items shuffled with seed 42 before an item limit applies.
 Local sources read ``<path>/<split>-v*.json`` (JGLUE) or ``<path>/<split>/*.json``
 / ``<path>/<split>.json`` (JaQuAD); ``split`` defaults to ``valid`` (JaQuAD:

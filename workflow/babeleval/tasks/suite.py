@@ -1,4 +1,4 @@
-"""The English zero-shot multilingual suite (seed 003, languagebench): its datasets.
+"""The English zero-shot multilingual suite (languagebench): its datasets.
 
 Instructions are in English, content in the target language; no exemplars.
 Grid languages are FLORES-200 codes; datasets with their own codes are
