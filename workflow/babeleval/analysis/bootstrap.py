@@ -25,7 +25,6 @@ The interval is the percentile interval of the resampled scores.
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -239,10 +238,6 @@ def interval_for(metric: str, records: Sequence[dict[str, Any]], *, seed: int, n
     if data is None:
         return float("nan"), float("nan")
     return confidence_interval(data, seed=seed, n_samples=n_samples, confidence=confidence)
-
-
-def is_nan(value: Any) -> bool:
-    return isinstance(value, float) and math.isnan(value)
 
 
 def leaderboard_intervals(frame, raw_files: Sequence[str], *, seed: int, n_samples: int = DEFAULT_SAMPLES,

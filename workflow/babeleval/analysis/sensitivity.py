@@ -16,7 +16,6 @@ language, template and metric):
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 import pandas as pd
@@ -88,8 +87,3 @@ def rank_stability(leaderboard: pd.DataFrame) -> pd.DataFrame:
         for model, sub in group.groupby("model", sort=True):
             rows += _pairs(sub, "language", task, metric, "languages", f"model={model}")
     return pd.DataFrame(rows, columns=RANK_COLUMNS)
-
-
-def mean_tau(table: pd.DataFrame) -> float:
-    values = table["kendall_tau"].dropna()
-    return float(values.mean()) if len(values) else math.nan
