@@ -57,14 +57,14 @@ def snakemake(workdir: Path, cores: int, *targets: str) -> float:
 
 
 def generation_job_seconds(workdir: Path) -> tuple[int, float]:
-    """(jobs, summed seconds) of the generation jobs, from Snakemake's metadata: one record per output file,
-    all with their job's start time; a job ends with its last output."""
-    ends: dict[float, float] = {}
+    """(jobs, summed seconds) of the generation jobs, from Snakemake's metadata: one record per output file, each
+    with the job's end time and its own start time (a few microseconds apart): a job is its end time."""
+    starts: dict[float, float] = {}
     for record in (workdir / ".snakemake/metadata").iterdir():
         meta = json.loads(record.read_text())
         if meta.get("rule") == "generate_marc_ja":
-            ends[meta["starttime"]] = max(ends.get(meta["starttime"], 0.0), meta["endtime"])
-    return len(ends), sum(end - start for start, end in ends.items())
+            starts[meta["endtime"]] = min(starts.get(meta["endtime"], meta["starttime"]), meta["starttime"])
+    return len(starts), sum(end - start for end, start in starts.items())
 
 
 def measure(generation_job: str, cores: int) -> dict:
