@@ -49,24 +49,22 @@ def workflow_copy(dest: Path, generation_job: str) -> Path:
     return dest
 
 
-def snakemake(workdir: Path, cores: int, *args: str) -> float:
+def snakemake(workdir: Path, cores: int, *targets: str) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "snakemake", "--cores", str(cores), "--resources", "gpu=1", *args],
+    subprocess.run([sys.executable, "-m", "snakemake", *targets, "--cores", str(cores), "--resources", "gpu=1"],
                    cwd=workdir, check=True, capture_output=True, text=True)
     return time.perf_counter() - started
 
 
 def generation_job_seconds(workdir: Path) -> tuple[int, float]:
-    """(jobs, summed seconds) of the generation jobs, from Snakemake's metadata records."""
-    jobs, total = set(), 0.0
+    """(jobs, summed seconds) of the generation jobs, from Snakemake's metadata: one record per output file, each
+    with the job's end time and its own start time (a few microseconds apart): a job is its end time."""
+    starts: dict[float, float] = {}
     for record in (workdir / ".snakemake/metadata").iterdir():
         meta = json.loads(record.read_text())
         if meta.get("rule") == "generate_marc_ja":
-            key = (meta["starttime"], meta["endtime"])
-            if key not in jobs:  # one record per output file of the job
-                jobs.add(key)
-                total += meta["endtime"] - meta["starttime"]
-    return len(jobs), total
+            starts[meta["endtime"]] = min(starts.get(meta["endtime"], meta["starttime"]), meta["starttime"])
+    return len(starts), sum(end - start for end, start in starts.items())
 
 
 def measure(generation_job: str, cores: int) -> dict:

@@ -46,8 +46,12 @@ JOB_EVENT = re.compile(r"^(?:(?:local)?rule (\S+):|Finished jobid: \d+ \(Rule: (
 CACHE = "results/cache/tiny-llama.sqlite"
 
 
-def make_workflow(dest: Path) -> Path:
+def make_workflow(dest: Path, generation_job: str = "template") -> Path:
+    """The grid, with one generation job per template, or one for the whole task (workflow/resources.yaml)."""
     workdir = copy_workflow(dest, tasks=("belebele",))
+    table = workdir / "workflow/resources.yaml"
+    table.write_text(re.sub(r"(?m)^generation_job: \w+$", f"generation_job: {generation_job}",
+                            table.read_text(encoding="utf-8")), encoding="utf-8")
     for language in LANGUAGES:
         rows = [json.loads(line) for line in
                 (workdir / "data/samples/belebele" / f"{language}.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -126,15 +130,15 @@ def kill_at(workdir: Path, point: KillPoint, timeout: float = 600) -> None:
     reader.join()
 
 
-def generate_log(workdir: Path, template: str) -> Path:
-    return workdir / "results/logs/generate/tiny-llama/belebele" / f"{template}.log"
+def generate_logs(workdir: Path) -> list[Path]:
+    """The generation jobs' logs: one a template, or one for the task."""
+    return sorted((workdir / "results/logs/generate").rglob("*.log"))
 
 
 def mid_generation(workdir: Path) -> bool:
     """A generation job has committed a first chunk to the response cache and has more to compute."""
-    for template in TEMPLATES:
-        path = generate_log(workdir, template)
-        found = re.findall(r"computed (\d+)/(\d+)", path.read_text(encoding="utf-8")) if path.exists() else []
+    for path in generate_logs(workdir):
+        found = re.findall(r"computed (\d+)/(\d+)", path.read_text(encoding="utf-8"))
         if found and int(found[-1][0]) < int(found[-1][1]):
             return True
     return False
@@ -236,20 +240,25 @@ def kill_points(events: list[str]) -> list[KillPoint]:
 # The kill points are parametrised from a fixed count; the reference timeline gives each its instant.
 POINTS = ["mid-generation", "generation-written", *[f"generation-line-{k}" for k in range(2 * len(TEMPLATES))],
           *[f"even-{k}" for k in range(EVENLY_SPACED)], "aggregation", "report"]
+# One generation job for both templates: killed inside it, and after it wrote the first template's files.
+TASK_JOB_POINTS = ["mid-generation", "generation-written"]
+CASES = [("template", name) for name in POINTS] + [("task", name) for name in TASK_JOB_POINTS]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("point_index", range(len(POINTS)), ids=POINTS)
-def test_a_run_killed_anywhere_resumes_to_the_same_bytes(point_index, uninterrupted, tmp_path):
+@pytest.mark.parametrize("generation_job, point_name", CASES, ids=[f"{job}-{name}" for job, name in CASES])
+def test_a_run_killed_anywhere_resumes_to_the_same_bytes(generation_job, point_name, uninterrupted, tmp_path):
+    # the uninterrupted run is the same bytes whatever a generation job covers (test_workflow_e2e.py)
     expected, events, total_requests = uninterrupted
-    point = kill_points(events)[point_index]
-    workdir = make_workflow(tmp_path / "killed")
+    point = kill_points(events)[POINTS.index(point_name)]
+    workdir = make_workflow(tmp_path / "killed", generation_job)
 
     kill_at(workdir, point)
     check_nothing_truncated_looks_complete(workdir)
     held = cached_requests(workdir)
     usage_before = usage_files(workdir)
 
+    resumed = time.time_ns()
     proc = resume(workdir)
     assert proc.returncode == 0, f"{point}: the resume failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     missing = [t for t in TARGETS if not (workdir / t).exists()]
@@ -266,11 +275,10 @@ def test_a_run_killed_anywhere_resumes_to_the_same_bytes(point_index, uninterrup
              if usage_before.get(name, (None,))[0] != mtime}
     computed = sum(usage["computed"] for usage in rerun.values())
     assert held + computed == total_requests == cached_requests(workdir), (point, held, rerun)
-    for template in TEMPLATES:
-        if f"{template}.json" in rerun:
-            log = generate_log(workdir, template).read_text(encoding="utf-8")
-            answered = re.findall(r"cache: (\d+) of (\d+) requests answered", log)
-            assert answered and int(answered[-1][0]) == rerun[f"{template}.json"]["cache_hits"], log
+    # and its generation logs say so: `cache: N of M requests answered`, N the cache hits of each usage file
+    logs = [path.read_text(encoding="utf-8") for path in generate_logs(workdir) if path.stat().st_mtime_ns >= resumed]
+    answered = [int(n) for log in logs for n in re.findall(r"cache: (\d+) of \d+ requests answered", log)]
+    assert sorted(answered) == sorted(usage["cache_hits"] for usage in rerun.values()), (point, logs)
     assert "Nothing to be done" in snakemake(workdir, "-n").stdout, point
 
 

@@ -1,7 +1,7 @@
 """The resources table (workflow/resources.yaml): what each kind of job asks a scheduler for.
 
-Pure functions: the rules pass in the run's caps (--cores and `--resources mem_mb=`), so that no job, and no
-group of jobs Snakemake submits together, asks for more CPUs or memory than one node has.
+Capping is a pure function: the rules pass in the run's caps (--cores and `--resources mem_mb=`), so that no
+job, and no group of jobs Snakemake submits together, asks for more CPUs or memory than one node has.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
-from babeleval.backends.openai_api import DEFAULT_CONCURRENCY, rate_limit_resource
 from babeleval import resources as resource_table
+from babeleval.backends.openai_api import DEFAULT_CONCURRENCY, rate_limit_resource
 from babeleval.config import check_local_data, validate as validate_params
 from babeleval.generate import decoding_settings
 from babeleval.preflight import check_response_caches
@@ -190,7 +190,6 @@ def job_resources(kind, task=None):
 
 # What one generation job covers: one (model, task, template), or one (model, task) (generate.smk).
 GENERATION_JOB = resource_table.generation_job(Path(workflow.basedir) / "workflow/resources.yaml")
-
 
 
 def job_files(pattern, task, templates):
