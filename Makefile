@@ -19,8 +19,11 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
 	touch $@
 
+# --rerun-incomplete: a run killed earlier resumes (docs/troubleshooting.md). `dvc commit` then records what the
+# run built in dvc.lock, so the first `dvc exp run` reuses it instead of deleting it (docs/experiments.md).
 run: $(BIN)/.installed
-	$(BIN)/snakemake --cores $(CORES) --resources gpu=1
+	$(BIN)/snakemake --cores $(CORES) --resources gpu=1 --rerun-incomplete
+	@if [ -d .dvc ] && git rev-parse --git-dir >/dev/null 2>&1; then $(BIN)/dvc commit --force --quiet evaluate; fi
 
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest
