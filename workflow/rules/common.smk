@@ -78,14 +78,16 @@ ANALYSIS = {
 
 
 def shared_prefix_input(wildcards, task):
-    """The job that answered this variant's whole family in one pass, where the workflow has one
-    (workflow/rules/variation.smk); generate.smk marks it ancient(), as only its having run matters."""
+    """The jobs that answered the job's variants' whole families in one pass, where the workflow has them
+    (workflow/rules/variation.smk); generate.smk marks them ancient(), as only their having run matters.
+    A job per template has a {template} wildcard; a job per task (generation_job: task) covers every template."""
     from babeleval.variants import shared_prefix_family
 
-    family = shared_prefix_family(GRID, wildcards.model, task, wildcards.template)
-    if family is None or task not in globals().get("SHARED_PREFIX_TASKS", ()):  # set where variation.smk is included
+    if task not in globals().get("SHARED_PREFIX_TASKS", ()):  # set where variation.smk is included
         return []
-    return [f"results/usage/{wildcards.model}/{task}/shared_prefix/{family}.json"]
+    templates = [wildcards.template] if hasattr(wildcards, "template") else sorted(GRID.tasks[task].templates)
+    families = {shared_prefix_family(GRID, wildcards.model, task, template) for template in templates} - {None}
+    return [f"results/usage/{wildcards.model}/{task}/shared_prefix/{family}.json" for family in sorted(families)]
 
 
 def template_file(wildcards):
