@@ -9,7 +9,7 @@ message names the file and the key.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ import yaml
 from .errors import BabelevalError, ConfigError, DataError, TemplateError
 from .parsers import PARSERS
 from .preflight import check_model_location
+from .spec import CombinationSpec, PromptSpec, prompt_spec, resolve
 from .tasks import get_task
 from .templates import Template, load_template
 
@@ -35,11 +36,6 @@ class TaskSpec:
     options: dict[str, Any] = None  # task-specific keys (translation's partner, topics' count), defaults filled in
     metric_options: dict[str, Any] = None  # settings metrics need (the FLORES-200 SentencePiece model path)
 
-    def fewshot_languages(self, template: str) -> list[str]:
-        """Languages whose data a template's exemplars come from, besides the item's own."""
-        language = self.templates[template].fewshot.language
-        return [language] if language else []
-
 
 @dataclass(frozen=True)
 class Grid:
@@ -49,6 +45,16 @@ class Grid:
     decoding: dict[str, dict[str, Any]]
     cache_enabled: bool
     source_file: str
+    # the resolved records (babeleval.spec): (task, language, template) -> PromptSpec,
+    # (model, task, language, template) -> CombinationSpec
+    prompts: dict[tuple[str, str, str], PromptSpec] = field(default_factory=dict)
+    specs: dict[tuple[str, str, str, str], CombinationSpec] = field(default_factory=dict)
+
+    def spec(self, model: str, task: str, language: str, template: str) -> CombinationSpec:
+        return self.specs[model, task, language, template]
+
+    def prompt_spec(self, task: str, language: str, template: str) -> PromptSpec:
+        return self.prompts[task, language, template]
 
     def combinations(self):
         """Every (model, task, language, template) the grid asks for, in a stable order."""
@@ -134,6 +140,7 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
         check_model_location(name, model, source_file, root)
 
     tasks = {name: _task_spec(name, spec, params, source_file, root) for name, spec in params["tasks"].items()}
+    prompts, specs = resolve(params["models"], tasks, params["decoding"], params["seed"])
     return Grid(
         seed=params["seed"],
         models=params["models"],
@@ -141,6 +148,8 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
         decoding=params["decoding"],
         cache_enabled=params.get("cache", {}).get("enabled", True),
         source_file=source_file,
+        prompts=prompts,
+        specs=specs,
     )
 
 
@@ -183,23 +192,10 @@ def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str 
         data_dir = Path(root) / source["path"]
         if not data_dir.is_dir():
             raise ConfigError(f"{source_file}: tasks.{name}.source.path: directory {data_dir} does not exist")
-        needed = list(spec["languages"]) + [t.fewshot.language for t in templates.values() if t.fewshot.language]
-        parts = ["eval"] + (["fewshot"] if task.FEWSHOT_PART and any(t.fewshot.n for t in templates.values()) else [])
-        missing = []
-        for language in sorted(set(needed)):
-            for part in parts:
-                try:
-                    files = task.local_files(source, language, root, part=part, options=options)
-                except BabelevalError as exc:
-                    raise ConfigError(f"{source_file}: tasks.{name}.languages: {exc}") from None
-                missing += [p for p in files if not Path(p).is_file()]
-        if missing:
-            raise ConfigError(f"{source_file}: tasks.{name}.languages: no data file for "
-                              f"{', '.join(str(p) for p in dict.fromkeys(missing))}")
     metric_options = {}
     if params.get("metrics", {}).get("flores200_spm"):
         metric_options["spm_model"] = str(Path(root) / params["metrics"]["flores200_spm"])
-    return TaskSpec(
+    task_spec = TaskSpec(
         name=name,
         languages=tuple(spec["languages"]),
         templates=templates,
@@ -208,6 +204,29 @@ def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str 
         options=options,
         metric_options=metric_options,
     )
+    if source["kind"] == "local":
+        missing = []
+        for language, part in sorted(local_parts(task_spec, params["seed"]), key=lambda pair: pair[0]):
+            try:
+                files = task.local_files(source, language, root, part=part, options=options)
+            except BabelevalError as exc:
+                raise ConfigError(f"{source_file}: tasks.{name}.languages: {exc}") from None
+            missing += [p for p in files if not Path(p).is_file()]
+        if missing:
+            raise ConfigError(f"{source_file}: tasks.{name}.languages: no data file for "
+                              f"{', '.join(str(p) for p in dict.fromkeys(missing))}")
+    return task_spec
+
+
+def local_parts(task: TaskSpec, seed: int) -> list[tuple[str, str]]:
+    """(language, part) of every data file a task's combinations read, as their prompt records say:
+    the evaluated rows of each language, then the exemplar pools."""
+    parts = {(language, "eval"): None for language in task.languages}
+    for language in task.languages:
+        for name in task.templates:
+            record = prompt_spec(task, name, language, seed)
+            parts.update({(lang, record.exemplar_part): None for lang in record.exemplar_languages})
+    return list(parts)
 
 
 def check_local_data(grid: Grid, root: str | Path = ".") -> None:
@@ -227,20 +246,20 @@ def check_local_data(grid: Grid, root: str | Path = ".") -> None:
         if task.source["kind"] != "local":
             continue
         loader = get_task(task.name)
-        needed = list(task.languages) + [lang for name in task.templates for lang in task.fewshot_languages(name)]
         first_item = None
-        pools: dict[str, int] = {}  # rows exemplars can be drawn from, per language
-        for language in dict.fromkeys(needed):
-            items = loader.load(task.source, language, root, options=task.options)  # DataError: file and row
-            first_item = first_item or (items[0] if items else None)
-            pools[language] = len(items)
-            if loader.FEWSHOT_PART:
-                pools[language] = len(loader.load(task.source, language, root, part="fewshot", options=task.options))
+        pools: dict[tuple[str, str], int] = {}  # rows exemplars can be drawn from, per (language, part)
+        for language, part in local_parts(task, grid.seed):
+            items = loader.load(task.source, language, root, part=part, options=task.options)  # DataError: file, row
+            if part == "eval":
+                first_item = first_item or (items[0] if items else None)
+            pools[language, part] = len(items)
         if first_item is None:
             raise DataError(f"{grid.source_file}: tasks.{task.name}: the local data has no items")
         for name, template in task.templates.items():
-            for language in task.fewshot_languages(name) or task.languages:
-                check_pool(template, pools[language], f"{task.name} {language}")
+            records = [grid.prompt_spec(task.name, language, name) for language in task.languages]
+            pool_keys = {(lang, record.exemplar_part) for record in records for lang in record.exemplar_languages}
+            for language, part in sorted(pool_keys):
+                check_pool(template, pools[language, part], f"{task.name} {language}")
             # Strict undefined variables: a misspelt field fails here, naming the template file and key.
             variables = prompt_variables(first_item, template)
             template.render_preamble(variables)

@@ -14,6 +14,7 @@ summary = scoring.score_files(
     metric_options=snakemake.params.metric_options,
     provenance=provenance.for_scores(config=snakemake.config, model=w.model, task=w.task, language=w.language,
                                      template=w.template, generations=snakemake.input.generations,
+                                     resolved=snakemake.params.spec,
                                      prompts=snakemake.input.prompts),
 )
 logging.info("%s", summary["metrics"])
