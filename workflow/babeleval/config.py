@@ -20,7 +20,7 @@ from .errors import BabelevalError, ConfigError, DataError, TemplateError
 from .parsers import PARSERS
 from .preflight import check_model_location
 from .spec import CombinationSpec, PromptSpec, prompt_spec, resolve
-from .tasks import get_task
+from .tasks import TASKS, get_task, register_modules
 from .templates import Template, load_template
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "params.schema.yaml"
@@ -119,10 +119,23 @@ def _describe(error: jsonschema.ValidationError) -> list[str]:
     return [f"{where}: {error.message}"]
 
 
+def load_schema() -> dict[str, Any]:
+    """The params.yaml schema, with the task names of the registry (tasks in ``task_modules`` included)."""
+    schema = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema["properties"]["tasks"]["propertyNames"] = {"enum": list(TASKS)}
+    return schema
+
+
 def validate(params: Any, source_file: str = "params.yaml", root: str | Path = ".") -> Grid:
     if not isinstance(params, dict):
         raise ConfigError(f"{source_file}: expected a mapping at the top level, got {type(params).__name__}")
-    schema = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    modules = params.get("task_modules")
+    if isinstance(modules, list) and all(isinstance(path, str) for path in modules):  # else the schema says why
+        try:
+            register_modules(modules, root)
+        except ConfigError as exc:
+            raise ConfigError(f"{source_file}: {exc}") from None
+    schema = load_schema()
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(params), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     if errors:
