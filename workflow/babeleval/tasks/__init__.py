@@ -2,8 +2,10 @@
 
 The interface every task offers, and the canonical item of each task family,
 are described in ``babeleval.tasks.base``; every task is an object of a
-``base.Task`` subclass. The schema's list of task names is this registry's
-(filled in at validation, ``babeleval.config``).
+``base.Task`` subclass. Every subclass with a ``NAME`` defined in a module of
+this package is registered (modules in name order, classes in the order they
+are defined), so adding a task is adding its module. The schema's list of task
+names is this registry's (filled in at validation, ``babeleval.config``).
 
 A task can also live outside the package, in a Python file named under
 ``task_modules`` in params.yaml (docs/tasks.md, "Adding a task"): validation
@@ -14,20 +16,27 @@ module afresh, register them too.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
+import pkgutil
 from pathlib import Path
+from types import ModuleType
 
 from ..errors import ConfigError
 from .base import Task
-from .belebele import Belebele
-from .jglue import JNLI, JaQuAD, JCommonsenseQA, JSQuAD, MARCja
-from .suite import (SIB200, FloresTopics, GlobalMMLU, MGSMTask, TranslationFrom, TranslationTo, UhuraARC,
-                    UhuraTruthfulQA)
 
-TASKS: dict[str, Task] = {task.NAME: task for task in (
-    Belebele(), JCommonsenseQA(), JNLI(), MARCja(), JSQuAD(), JaQuAD(), GlobalMMLU(), UhuraARC(), UhuraTruthfulQA(),
-    MGSMTask(), TranslationFrom(), TranslationTo(), FloresTopics(), SIB200())}
+
+def _task_classes(module: ModuleType) -> list[type[Task]]:
+    """The tasks a module defines (not those it imports): ``Task`` subclasses with a ``NAME``."""
+    return [obj for obj in vars(module).values()
+            if isinstance(obj, type) and issubclass(obj, Task) and obj.__module__ == module.__name__ and obj.NAME]
+
+
+TASKS: dict[str, Task] = {
+    task_class.NAME: task_class()
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name)
+    for task_class in _task_classes(importlib.import_module(f"{__name__}.{info.name}"))}
 
 
 TASK_MODULES_ENV = "BABELEVAL_TASKS"
@@ -52,8 +61,7 @@ def _register_file(path: str) -> None:
     spec = importlib.util.spec_from_file_location(f"babeleval_task_module_{len(_registered_files)}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    found = [obj for obj in vars(module).values()
-             if isinstance(obj, type) and issubclass(obj, Task) and obj.__module__ == module.__name__ and obj.NAME]
+    found = _task_classes(module)
     if not found:
         raise ConfigError(f"task_modules: {path}: defines no Task subclass with a NAME (babeleval.tasks.base)")
     for task_class in found:
