@@ -219,7 +219,9 @@ def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str 
     )
     if source["kind"] == "local":
         missing = []
-        for language, part in sorted(local_parts(task_spec, params["seed"]), key=lambda pair: pair[0]):
+        records = [prompt_spec(task_spec, template, language, params["seed"])
+                   for language in task_spec.languages for template in templates]
+        for language, part in sorted(local_parts(task_spec.languages, records), key=lambda pair: pair[0]):
             try:
                 files = task.local_files(source, language, root, part=part, options=options)
             except BabelevalError as exc:
@@ -231,14 +233,12 @@ def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str 
     return task_spec
 
 
-def local_parts(task: TaskSpec, seed: int) -> list[tuple[str, str]]:
+def local_parts(languages: tuple[str, ...], records: list[PromptSpec]) -> list[tuple[str, str]]:
     """(language, part) of every data file a task's combinations read, as their prompt records say:
     the evaluated rows of each language, then the exemplar pools."""
-    parts = {(language, "eval"): None for language in task.languages}
-    for language in task.languages:
-        for name in task.templates:
-            record = prompt_spec(task, name, language, seed)
-            parts.update({(lang, record.exemplar_part): None for lang in record.exemplar_languages})
+    parts = {(language, "eval"): None for language in languages}
+    for record in records:
+        parts.update({(lang, record.exemplar_part): None for lang in record.exemplar_languages})
     return list(parts)
 
 
@@ -261,7 +261,8 @@ def check_local_data(grid: Grid, root: str | Path = ".") -> None:
         loader = get_task(task.name)
         first_item = None
         pools: dict[tuple[str, str], int] = {}  # rows exemplars can be drawn from, per (language, part)
-        for language, part in local_parts(task, grid.seed):
+        records = [record for key, record in grid.prompts.items() if key[0] == task.name]
+        for language, part in local_parts(task.languages, records):
             items = loader.load(task.source, language, root, part=part, options=task.options)  # DataError: file, row
             if part == "eval":
                 first_item = first_item or (items[0] if items else None)
@@ -269,8 +270,8 @@ def check_local_data(grid: Grid, root: str | Path = ".") -> None:
         if first_item is None:
             raise DataError(f"{grid.source_file}: tasks.{task.name}: the local data has no items")
         for name, template in task.templates.items():
-            records = [grid.prompt_spec(task.name, language, name) for language in task.languages]
-            pool_keys = {(lang, record.exemplar_part) for record in records for lang in record.exemplar_languages}
+            pool_keys = {(lang, record.exemplar_part) for record in records if record.template == name
+                         for lang in record.exemplar_languages}
             for language, part in sorted(pool_keys):
                 check_pool(template, pools[language, part], f"{task.name} {language}")
             # Strict undefined variables: a misspelt field fails here, naming the template file and key.
