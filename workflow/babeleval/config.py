@@ -167,8 +167,6 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
 
 
 def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str | Path) -> TaskSpec:
-    from .families import check_template
-
     task = get_task(name)
     allowed = set(task.OPTIONS)
     given = {key: spec[key] for key in spec if key not in _COMMON_TASK_KEYS}
@@ -178,27 +176,7 @@ def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str 
         raise ConfigError(f"{source_file}: tasks.{name}: unknown key{'s' if len(unknown) > 1 else ''} "
                           f"{', '.join(unknown)} (common keys: {', '.join(sorted(_COMMON_TASK_KEYS))}{hint})")
     options = {**task.OPTIONS, **given}
-    from .variants import check_variant, grid_template_names
-
-    templates = {}
-    for template_name in grid_template_names(name, spec, params["seed"], source_file, root):  # + sampled variants
-        try:
-            template = load_template(name, template_name, root)
-        except TemplateError as exc:
-            raise ConfigError(f"{source_file}: tasks.{name}.templates: {exc}") from None
-        where = f"{source_file}: tasks.{name}.templates: {template.path}"
-        if template.mode == "generate":
-            if template.parser not in PARSERS:
-                raise ConfigError(f"{where}: unknown parser '{template.parser}' (known: {', '.join(sorted(PARSERS))})")
-        problem = check_template(task.FAMILY, template)
-        if problem:
-            raise ConfigError(f"{where}: {problem}")
-        if template.mode == "generate":
-            if template.generation.decoding not in params["decoding"]:
-                raise ConfigError(f"{where}: decoding preset '{template.generation.decoding}' is not defined under "
-                                  f"'decoding' (defined: {', '.join(params['decoding'])})")
-        check_variant(template, task.FAMILY, spec["languages"], where)
-        templates[template_name] = template
+    templates = _templates(task, spec, params, source_file, root)
 
     source = spec["source"]
     if source["kind"] == "local":
@@ -231,6 +209,35 @@ def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str 
             raise ConfigError(f"{source_file}: tasks.{name}.languages: no data file for "
                               f"{', '.join(str(p) for p in dict.fromkeys(missing))}")
     return task_spec
+
+
+def _templates(task, spec: dict, params: dict, source_file: str, root: str | Path) -> dict[str, Template]:
+    """A task entry's templates (sampled variants included), each checked against the task's family,
+    the parsers and the decoding presets."""
+    from .families import check_template
+    from .variants import check_variant, grid_template_names
+
+    name = task.NAME
+    templates = {}
+    for template_name in grid_template_names(name, spec, params["seed"], source_file, root):  # + sampled variants
+        try:
+            template = load_template(name, template_name, root)
+        except TemplateError as exc:
+            raise ConfigError(f"{source_file}: tasks.{name}.templates: {exc}") from None
+        where = f"{source_file}: tasks.{name}.templates: {template.path}"
+        if template.mode == "generate":
+            if template.parser not in PARSERS:
+                raise ConfigError(f"{where}: unknown parser '{template.parser}' (known: {', '.join(sorted(PARSERS))})")
+        problem = check_template(task.FAMILY, template)
+        if problem:
+            raise ConfigError(f"{where}: {problem}")
+        if template.mode == "generate":
+            if template.generation.decoding not in params["decoding"]:
+                raise ConfigError(f"{where}: decoding preset '{template.generation.decoding}' is not defined under "
+                                  f"'decoding' (defined: {', '.join(params['decoding'])})")
+        check_variant(template, task.FAMILY, spec["languages"], where)
+        templates[template_name] = template
+    return templates
 
 
 def local_parts(languages: tuple[str, ...], records: list[PromptSpec]) -> list[tuple[str, str]]:
