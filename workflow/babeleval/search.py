@@ -128,24 +128,14 @@ def _model_path(grid, model: str) -> str:
     return f"results/models/{spec['builtin']}" if "builtin" in spec else spec["model"]
 
 
-def run_search(params: str, model: str, task_name: str, language: str, family: str, candidates: int | None,
-               budget: int, batch: int, workdir: str | Path) -> dict:
-    import tempfile
-
-    from . import families
-    from .backends import load_backend
-    from .config import load_params
-    from .generate import run as generate_run
-    from .jsonl import read_jsonl, write_jsonl
+def _candidate_requests(grid, task_name: str, language: str, family: str, candidates: int | None):
+    """The sampled variants of a template family: their names, templates and the requests of each."""
     from .render import build_requests
-    from .spec import decoding_for, prompt_spec
+    from .spec import prompt_spec
     from .tasks import get_task
     from .templates import load_template, load_template_spec
     from .variants import declared_axes, sample_settings, variant_name
 
-    grid = load_params(params)
-    if model not in grid.models or task_name not in grid.tasks:
-        raise BabelevalError(f"{params}: model '{model}' or task '{task_name}' is not in the grid")
     spec = grid.tasks[task_name]
     task = get_task(task_name)
     file_spec, path = load_template_spec(task_name, family)
@@ -168,6 +158,26 @@ def run_search(params: str, model: str, task_name: str, language: str, family: s
     requests = {name: build_requests(t, items, pool_for(records[name]), seed=records[name].seed,
                                      limit=records[name].limit, shuffle_seed=records[name].shuffle_seed)
                 for name, t in templates.items()}
+    return names, templates, requests
+
+
+def run_search(params: str, model: str, task_name: str, language: str, family: str, candidates: int | None,
+               budget: int, batch: int, workdir: str | Path) -> dict:
+    import tempfile
+
+    from . import families
+    from .backends import load_backend
+    from .config import load_params
+    from .generate import run as generate_run
+    from .jsonl import read_jsonl, write_jsonl
+    from .spec import decoding_for
+    from .tasks import get_task
+
+    grid = load_params(params)
+    if model not in grid.models or task_name not in grid.tasks:
+        raise BabelevalError(f"{params}: model '{model}' or task '{task_name}' is not in the grid")
+    task = get_task(task_name)
+    names, templates, requests = _candidate_requests(grid, task_name, language, family, candidates)
     n_items = min(len(r) for r in requests.values())
     backend_holder: dict = {}
 
