@@ -13,8 +13,8 @@ rule score:
         prompts=PROMPTS,
         template=template_file,
     params:
-        metric_options=lambda w: dict(combination_record(w).metric_options),
-        # what ran, resolved once at validation (babeleval.spec): written into the scores file's provenance
+        # what ran, resolved once at validation (babeleval.spec): its metrics and what they need; written into the
+        # scores file's provenance
         spec=lambda w: combination_record(w).as_json(),
     threads: CPU_THREADS
     resources:
