@@ -9,7 +9,7 @@ message names the file and the key.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,8 @@ import yaml
 from .errors import BabelevalError, ConfigError, DataError, TemplateError
 from .parsers import PARSERS
 from .preflight import check_model_location
-from .tasks import get_task
+from .spec import CombinationSpec, PromptSpec, prompt_spec, resolve
+from .tasks import TASKS, get_task, register_modules
 from .templates import Template, load_template
 
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "params.schema.yaml"
@@ -35,11 +36,6 @@ class TaskSpec:
     options: dict[str, Any] = None  # task-specific keys (translation's partner, topics' count), defaults filled in
     metric_options: dict[str, Any] = None  # settings metrics need (the FLORES-200 SentencePiece model path)
 
-    def fewshot_languages(self, template: str) -> list[str]:
-        """Languages whose data a template's exemplars come from, besides the item's own."""
-        language = self.templates[template].fewshot.language
-        return [language] if language else []
-
 
 @dataclass(frozen=True)
 class Grid:
@@ -49,6 +45,16 @@ class Grid:
     decoding: dict[str, dict[str, Any]]
     cache_enabled: bool
     source_file: str
+    # the resolved records (babeleval.spec): (task, language, template) -> PromptSpec,
+    # (model, task, language, template) -> CombinationSpec
+    prompts: dict[tuple[str, str, str], PromptSpec] = field(default_factory=dict)
+    specs: dict[tuple[str, str, str, str], CombinationSpec] = field(default_factory=dict)
+
+    def spec(self, model: str, task: str, language: str, template: str) -> CombinationSpec:
+        return self.specs[model, task, language, template]
+
+    def prompt_spec(self, task: str, language: str, template: str) -> PromptSpec:
+        return self.prompts[task, language, template]
 
     def combinations(self):
         """Every (model, task, language, template) the grid asks for, in a stable order."""
@@ -113,10 +119,23 @@ def _describe(error: jsonschema.ValidationError) -> list[str]:
     return [f"{where}: {error.message}"]
 
 
+def load_schema() -> dict[str, Any]:
+    """The params.yaml schema, with the task names of the registry (tasks in ``task_modules`` included)."""
+    schema = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    schema["properties"]["tasks"]["propertyNames"] = {"enum": list(TASKS)}
+    return schema
+
+
 def validate(params: Any, source_file: str = "params.yaml", root: str | Path = ".") -> Grid:
     if not isinstance(params, dict):
         raise ConfigError(f"{source_file}: expected a mapping at the top level, got {type(params).__name__}")
-    schema = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    modules = params.get("task_modules")
+    if isinstance(modules, list) and all(isinstance(path, str) for path in modules):  # else the schema says why
+        try:
+            register_modules(modules, root)
+        except ConfigError as exc:
+            raise ConfigError(f"{source_file}: {exc}") from None
+    schema = load_schema()
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(params), key=lambda e: (list(map(str, e.absolute_path)), e.message))
     if errors:
@@ -134,6 +153,7 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
         check_model_location(name, model, source_file, root)
 
     tasks = {name: _task_spec(name, spec, params, source_file, root) for name, spec in params["tasks"].items()}
+    prompts, specs = resolve(params["models"], tasks, params["decoding"], params["seed"])
     return Grid(
         seed=params["seed"],
         models=params["models"],
@@ -141,12 +161,12 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
         decoding=params["decoding"],
         cache_enabled=params.get("cache", {}).get("enabled", True),
         source_file=source_file,
+        prompts=prompts,
+        specs=specs,
     )
 
 
 def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str | Path) -> TaskSpec:
-    from .families import check_template
-
     task = get_task(name)
     allowed = set(task.OPTIONS)
     given = {key: spec[key] for key in spec if key not in _COMMON_TASK_KEYS}
@@ -156,8 +176,48 @@ def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str 
         raise ConfigError(f"{source_file}: tasks.{name}: unknown key{'s' if len(unknown) > 1 else ''} "
                           f"{', '.join(unknown)} (common keys: {', '.join(sorted(_COMMON_TASK_KEYS))}{hint})")
     options = {**task.OPTIONS, **given}
+    templates = _templates(task, spec, params, source_file, root)
+
+    source = spec["source"]
+    if source["kind"] == "local":
+        data_dir = Path(root) / source["path"]
+        if not data_dir.is_dir():
+            raise ConfigError(f"{source_file}: tasks.{name}.source.path: directory {data_dir} does not exist")
+    metric_options = {}
+    if params.get("metrics", {}).get("flores200_spm"):
+        metric_options["spm_model"] = str(Path(root) / params["metrics"]["flores200_spm"])
+    task_spec = TaskSpec(
+        name=name,
+        languages=tuple(spec["languages"]),
+        templates=templates,
+        source=source,
+        limit=spec.get("limit"),
+        options=options,
+        metric_options=metric_options,
+    )
+    if source["kind"] == "local":
+        missing = []
+        records = [prompt_spec(task_spec, template, language, params["seed"])
+                   for language in task_spec.languages for template in templates]
+        for language, part in sorted(local_parts(task_spec.languages, records), key=lambda pair: pair[0]):
+            try:
+                files = task.local_files(source, language, root, part=part, options=options)
+            except BabelevalError as exc:
+                raise ConfigError(f"{source_file}: tasks.{name}.languages: {exc}") from None
+            missing += [p for p in files if not Path(p).is_file()]
+        if missing:
+            raise ConfigError(f"{source_file}: tasks.{name}.languages: no data file for "
+                              f"{', '.join(str(p) for p in dict.fromkeys(missing))}")
+    return task_spec
+
+
+def _templates(task, spec: dict, params: dict, source_file: str, root: str | Path) -> dict[str, Template]:
+    """A task entry's templates (sampled variants included), each checked against the task's family,
+    the parsers and the decoding presets."""
+    from .families import check_template
     from .variants import check_variant, grid_template_names
 
+    name = task.NAME
     templates = {}
     for template_name in grid_template_names(name, spec, params["seed"], source_file, root):  # + sampled variants
         try:
@@ -177,37 +237,16 @@ def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str 
                                   f"'decoding' (defined: {', '.join(params['decoding'])})")
         check_variant(template, task.FAMILY, spec["languages"], where)
         templates[template_name] = template
+    return templates
 
-    source = spec["source"]
-    if source["kind"] == "local":
-        data_dir = Path(root) / source["path"]
-        if not data_dir.is_dir():
-            raise ConfigError(f"{source_file}: tasks.{name}.source.path: directory {data_dir} does not exist")
-        needed = list(spec["languages"]) + [t.fewshot.language for t in templates.values() if t.fewshot.language]
-        parts = ["eval"] + (["fewshot"] if task.FEWSHOT_PART and any(t.fewshot.n for t in templates.values()) else [])
-        missing = []
-        for language in sorted(set(needed)):
-            for part in parts:
-                try:
-                    files = task.local_files(source, language, root, part=part, options=options)
-                except BabelevalError as exc:
-                    raise ConfigError(f"{source_file}: tasks.{name}.languages: {exc}") from None
-                missing += [p for p in files if not Path(p).is_file()]
-        if missing:
-            raise ConfigError(f"{source_file}: tasks.{name}.languages: no data file for "
-                              f"{', '.join(str(p) for p in dict.fromkeys(missing))}")
-    metric_options = {}
-    if params.get("metrics", {}).get("flores200_spm"):
-        metric_options["spm_model"] = str(Path(root) / params["metrics"]["flores200_spm"])
-    return TaskSpec(
-        name=name,
-        languages=tuple(spec["languages"]),
-        templates=templates,
-        source=source,
-        limit=spec.get("limit"),
-        options=options,
-        metric_options=metric_options,
-    )
+
+def local_parts(languages: tuple[str, ...], records: list[PromptSpec]) -> list[tuple[str, str]]:
+    """(language, part) of every data file a task's combinations read, as their prompt records say:
+    the evaluated rows of each language, then the exemplar pools."""
+    parts = {(language, "eval"): None for language in languages}
+    for record in records:
+        parts.update({(lang, record.exemplar_part): None for lang in record.exemplar_languages})
+    return list(parts)
 
 
 def check_local_data(grid: Grid, root: str | Path = ".") -> None:
@@ -227,20 +266,21 @@ def check_local_data(grid: Grid, root: str | Path = ".") -> None:
         if task.source["kind"] != "local":
             continue
         loader = get_task(task.name)
-        needed = list(task.languages) + [lang for name in task.templates for lang in task.fewshot_languages(name)]
         first_item = None
-        pools: dict[str, int] = {}  # rows exemplars can be drawn from, per language
-        for language in dict.fromkeys(needed):
-            items = loader.load(task.source, language, root, options=task.options)  # DataError: file and row
-            first_item = first_item or (items[0] if items else None)
-            pools[language] = len(items)
-            if loader.FEWSHOT_PART:
-                pools[language] = len(loader.load(task.source, language, root, part="fewshot", options=task.options))
+        pools: dict[tuple[str, str], int] = {}  # rows exemplars can be drawn from, per (language, part)
+        records = [record for key, record in grid.prompts.items() if key[0] == task.name]
+        for language, part in local_parts(task.languages, records):
+            items = loader.load(task.source, language, root, part=part, options=task.options)  # DataError: file, row
+            if part == "eval":
+                first_item = first_item or (items[0] if items else None)
+            pools[language, part] = len(items)
         if first_item is None:
             raise DataError(f"{grid.source_file}: tasks.{task.name}: the local data has no items")
         for name, template in task.templates.items():
-            for language in task.fewshot_languages(name) or task.languages:
-                check_pool(template, pools[language], f"{task.name} {language}")
+            pool_keys = {(lang, record.exemplar_part) for record in records if record.template == name
+                         for lang in record.exemplar_languages}
+            for language, part in sorted(pool_keys):
+                check_pool(template, pools[language, part], f"{task.name} {language}")
             # Strict undefined variables: a misspelt field fails here, naming the template file and key.
             variables = prompt_variables(first_item, template)
             template.render_preamble(variables)

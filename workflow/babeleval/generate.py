@@ -165,15 +165,7 @@ def run(
     fingerprint = model_fingerprint(model_spec, model_path)
     fingerprint_id = digest(fingerprint)
     cache = ResponseCache(cache_path) if cache_path else NoCache()
-    requests = {lang: read_jsonl(path) for lang, path in request_files.items()}
-    chat_model = is_chat(model_spec)
-    by_language: dict[str, list[tuple[str, dict, list | None]]] = {}  # (key, request, messages) in file order
-    for lang, rows in requests.items():
-        by_language[lang] = []
-        for row in rows:
-            messages = build_messages(row, model_spec) if chat_model else None
-            by_language[lang].append((request_key(fingerprint, mode, settings, _payload(mode, row, messages)),
-                                      row, messages))
+    by_language = _keyed_requests(request_files, model_spec, mode, settings, fingerprint)
     keyed = [entry for entries in by_language.values() for entry in entries]
     found = cache.get_many(key for key, _, _ in keyed)
     missing = {key: (row, messages) for key, row, messages in keyed if key not in found}  # duplicates computed once
@@ -181,56 +173,18 @@ def run(
              len(missing), "" if cache_path else " (cache off)")
 
     computed: dict[str, dict] = {}
-    api_usage: dict[str, int] | None = None
+    api_usage = None
     if missing:
-        started = time.perf_counter()
-        backend = backend_loader(model_spec, model_path)
-        log.info("model loaded in %.1f s", time.perf_counter() - started)
-        template_sha = getattr(backend, "chat_template_sha256", None)
-        todo = sorted(missing.items(), key=lambda kv: -len(kv[1][0]["prompt"]))
-        streaming = hasattr(backend, "iter_generate" if mode == "generate" else "iter_loglikelihood")
-        progress = Progress(len(todo), log=log)
+        backend = _load_timed(backend_loader, model_spec, model_path)
         try:
-            if streaming:
-                committer = _Committer(cache, flush_every, flush_seconds)
-                try:
-                    for done, (index, record) in enumerate(_stream(backend, mode, settings, [r for _, r in todo]), 1):
-                        if template_sha:
-                            record["chat_template_sha256"] = template_sha
-                        computed[todo[index][0]] = record
-                        committer.add(todo[index][0], record)
-                        if done % max(1, chunk_size) == 0:
-                            progress.report(done)
-                finally:  # whatever finished before an error or interruption stays in the cache
-                    committer.flush()
-            else:
-                for start in range(0, len(todo), chunk_size):
-                    chunk = todo[start:start + chunk_size]
-                    results = _compute(backend, mode, settings, [r for _, r in chunk])
-                    batch = {key: result for (key, _), result in zip(chunk, results)}
-                    if template_sha:
-                        for record in batch.values():
-                            record["chat_template_sha256"] = template_sha
-                    cache.put_many(batch)
-                    computed.update(batch)
-                    progress.report(min(start + chunk_size, len(todo)))
+            _compute_missing(backend, mode, settings, missing, cache, computed, chunk_size, flush_every, flush_seconds)
         finally:
-            if hasattr(backend, "usage"):
-                api_usage = backend.usage()
-                log.info("API usage: %s", api_usage)
+            api_usage = _api_usage(backend)
         found.update(computed)
     cache.close()
 
-    for lang, entries in by_language.items():
-        records = []
-        for key, row, messages in entries:
-            record = {**row, **found[key], "settings": settings, "model_fingerprint": fingerprint,
-                      "model_fingerprint_sha256": fingerprint_id}
-            if messages is not None:
-                record["messages"] = messages
-            records.append(record)
-        write_jsonl(Path(output_files[lang]), records)
-
+    _write_generations(by_language, found, output_files,
+                       {"settings": settings, "model_fingerprint": fingerprint, "model_fingerprint_sha256": fingerprint_id})
     counts = {"requests": len(keyed), "cache_hits": len(keyed) - len(missing), "computed": len(missing)}
     usage = {
         **counts,
@@ -246,3 +200,82 @@ def run(
     if usage_file:
         write_json(usage_file, usage)
     return counts
+
+
+def _load_timed(backend_loader: Callable[[dict[str, Any], str], Backend], model_spec: dict[str, Any],
+                         model_path: str) -> Backend:
+    started = time.perf_counter()
+    backend = backend_loader(model_spec, model_path)
+    log.info("model loaded in %.1f s", time.perf_counter() - started)
+    return backend
+
+
+def _api_usage(backend: Backend) -> dict[str, int] | None:
+    """An API backend's calls and retries as the server reported them; None for a local model."""
+    if not hasattr(backend, "usage"):
+        return None
+    usage = backend.usage()
+    log.info("API usage: %s", usage)
+    return usage
+
+
+def _write_generations(by_language: dict[str, list[tuple[str, dict, list | None]]], found: dict[str, dict],
+                       output_files: dict[str, str], shared: dict[str, Any]) -> None:
+    """One generations file per language: each request with its answer, the shared fields and its chat messages."""
+    for lang, entries in by_language.items():
+        records = []
+        for key, row, messages in entries:
+            record = {**row, **found[key], **shared}
+            if messages is not None:
+                record["messages"] = messages
+            records.append(record)
+        write_jsonl(Path(output_files[lang]), records)
+
+
+def _keyed_requests(request_files: dict[str, str], model_spec: dict[str, Any], mode: str, settings: dict[str, Any],
+                    fingerprint: dict[str, Any]) -> dict[str, list[tuple[str, dict, list | None]]]:
+    """Each language's requests as (cache key, request, chat messages or None), in file order."""
+    chat_model = is_chat(model_spec)
+    by_language: dict[str, list[tuple[str, dict, list | None]]] = {}
+    for lang, path in request_files.items():
+        by_language[lang] = []
+        for row in read_jsonl(path):
+            messages = build_messages(row, model_spec) if chat_model else None
+            by_language[lang].append((request_key(fingerprint, mode, settings, _payload(mode, row, messages)),
+                                      row, messages))
+    return by_language
+
+
+def _compute_missing(backend: Backend, mode: str, settings: dict[str, Any], missing: dict[str, tuple[dict, Any]],
+                     cache, computed: dict[str, dict], chunk_size: int, flush_every: int, flush_seconds: float) -> None:
+    """Ask the model for the requests the cache lacks (longest prompt first), into ``computed`` and the cache.
+
+    ``computed`` is filled as results arrive, so that what finished before an error is still counted.
+    """
+    template_sha = getattr(backend, "chat_template_sha256", None)
+    todo = sorted(missing.items(), key=lambda kv: -len(kv[1][0]["prompt"]))
+    streaming = hasattr(backend, "iter_generate" if mode == "generate" else "iter_loglikelihood")
+    progress = Progress(len(todo), log=log)
+    if streaming:
+        committer = _Committer(cache, flush_every, flush_seconds)
+        try:
+            for done, (index, record) in enumerate(_stream(backend, mode, settings, [r for _, r in todo]), 1):
+                if template_sha:
+                    record["chat_template_sha256"] = template_sha
+                computed[todo[index][0]] = record
+                committer.add(todo[index][0], record)
+                if done % max(1, chunk_size) == 0:
+                    progress.report(done)
+        finally:  # whatever finished before an error or interruption stays in the cache
+            committer.flush()
+        return
+    for start in range(0, len(todo), chunk_size):
+        chunk = todo[start:start + chunk_size]
+        results = _compute(backend, mode, settings, [r for _, r in chunk])
+        batch = {key: result for (key, _), result in zip(chunk, results)}
+        if template_sha:
+            for record in batch.values():
+                record["chat_template_sha256"] = template_sha
+        cache.put_many(batch)
+        computed.update(batch)
+        progress.report(min(start + chunk_size, len(todo)))

@@ -95,8 +95,9 @@ def git_state(root: str | Path = ".") -> dict[str, Any]:
     return {"commit": commit, "dirty": dirty}
 
 
-def _official_files(task: str, task_config: dict[str, Any], language: str, root: str | Path) -> list[Path]:
-    """The official files a local source reads for one language, as the task's loader names them."""
+def _official_files(task: str, task_config: dict[str, Any], language: str, part: str,
+                    root: str | Path) -> list[Path]:
+    """The official files a local source reads for one language and part, as the task's loader names them."""
     source = task_config["source"]
     if source.get("kind") != "local":
         return []
@@ -104,17 +105,17 @@ def _official_files(task: str, task_config: dict[str, Any], language: str, root:
 
     loader = get_task(task)
     options = loader.options({k: v for k, v in task_config.items() if k in loader.OPTIONS})
-    parts = ["eval", "fewshot"] if loader.FEWSHOT_PART else ["eval"]
-    return [Path(p) for part in parts for p in loader.local_files(source, language, root, part=part, options=options)]
+    return [Path(p) for p in loader.local_files(source, language, root, part=part, options=options)]
 
 
-def dataset_provenance(task: str, task_config: dict[str, Any], languages: Iterable[str],
-                       root: str | Path = ".") -> dict[str, Any]:
+def dataset_provenance(task: str, task_config: dict[str, Any], reads: Iterable[tuple[str, str]],
+                       prepared_files: Iterable[str], root: str | Path = ".") -> dict[str, Any]:
     """Where the items came from: the source as configured, and hashes of what was actually read.
 
-    Local sources: sha256 of each official file read. Hub sources: dataset id and the revision
-    asked for (``pinned`` is false when none was, since a branch moves). Either way the prepared
-    items (``data/prepared/<task>/...``, what prompts are rendered from) are hashed too.
+    ``reads``: the (language, part) pairs the combination read, ``prepared_files`` the prepared items its
+    prompts were rendered from, both as its resolved record (``babeleval.spec``) names them. Local sources:
+    sha256 of each official file read. Hub sources: dataset id and the revision asked for (``pinned`` is
+    false when none was, since a branch moves). Either way the prepared items are hashed too.
     """
     source = task_config["source"]
     out: dict[str, Any] = {"source": source}
@@ -124,16 +125,17 @@ def dataset_provenance(task: str, task_config: dict[str, Any], languages: Iterab
     files: dict[str, str] = {}
     prepared: dict[str, str] = {}
     base = Path(root)
-    for language in sorted(set(languages)):
+    for language, part in sorted(set(reads)):
         try:
-            official = _official_files(task, task_config, language, root)
+            official = _official_files(task, task_config, language, part, root)
         except Exception as exc:  # provenance must not fail a scoring job: say what went wrong instead
             out.setdefault("files_error", []).append(f"{language}: {type(exc).__name__}: {exc}")
             official = []
         for path in official:
             if path.is_file():
                 files[_relative(path, base)] = file_sha256(path)
-        for path in sorted((base / "data" / "prepared" / task).glob(f"**/{language}.jsonl")):
+    for path in sorted(base / name for name in set(prepared_files)):
+        if path.is_file():
             prepared[_relative(path, base)] = file_sha256(path)
     if source.get("kind") == "local":
         out["files_sha256"] = files
@@ -157,17 +159,19 @@ def _first_record(path: str | Path) -> dict[str, Any]:
 
 
 def for_scores(*, config: dict[str, Any], model: str, task: str, language: str, template: str,
-               generations: str | Path, prompts: str | Path | None = None,
+               generations: str | Path, resolved: dict[str, Any], prompts: str | Path | None = None,
                root: str | Path = ".") -> dict[str, Any]:
     """Everything that produced the scores of one (model, task, language, template).
 
-    ``config`` is the workflow's configuration (params.yaml as Snakemake loaded it);
+    ``config`` is the workflow's configuration (params.yaml as Snakemake loaded it); ``resolved`` the
+    combination's resolved record (``babeleval.spec.CombinationSpec.as_json``), recorded as it is;
     ``generations`` and ``prompts`` are the files the scores were computed from.
     """
     record = _first_record(generations)
     spec = load_template(task, template, root)
     task_config = config["tasks"][task]
-    exemplar_languages = [spec.fewshot.language] if spec.fewshot.n and spec.fewshot.language else []
+    pool = resolved["prompts"]
+    reads = [(language, "eval")] + [(lang, pool["exemplar_part"]) for lang in pool["exemplar_languages"]]
     files = {"generations_sha256": file_sha256(generations)}
     if prompts is not None:
         files["prompts_sha256"] = file_sha256(prompts)
@@ -181,8 +185,8 @@ def for_scores(*, config: dict[str, Any], model: str, task: str, language: str, 
         "dataset": {
             "task": task,
             "language": language,
-            "exemplar_languages": exemplar_languages,
-            **dataset_provenance(task, task_config, [language, *exemplar_languages], root),
+            "exemplar_languages": pool["exemplar_languages"],
+            **dataset_provenance(task, task_config, reads, [pool["data"], *pool["exemplar_files"]], root),
             "limit": task_config.get("limit"),
         },
         "template": {
@@ -193,8 +197,9 @@ def for_scores(*, config: dict[str, Any], model: str, task: str, language: str, 
             "mode": spec.mode,
             "fewshot": {"n": spec.fewshot.n, "sampler": spec.fewshot.sampler, "language": spec.fewshot.language},
         },
-        "fewshot_seed": config["seed"],
+        "fewshot_seed": pool["seed"],
         "decoding": record.get("settings"),
+        "spec": resolved,
         **files,
         "packages": package_versions(),
         "code": git_state(str(root)),

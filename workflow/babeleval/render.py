@@ -119,41 +119,51 @@ def build_requests(
     if not items:
         raise DataError(f"{template.path}: no items left to evaluate for this language after removing exemplars")
 
-    requests = []
-    for item in items:
-        if not fewshot.n:
-            exemplars = []
-        elif fixed is not None:
-            exemplars = fixed
-        elif fewshot.sampler == "stratified":
-            exemplars = stratified_exemplars(fewshot, pool, item, seed)
-        else:
-            exemplars = random_exemplars(fewshot, pool, item, seed)
-        if template.variant is not None:
-            exemplars = template.variant.order_exemplars(exemplars, item)
-        variables = prompt_variables(item, template)
-        preamble = template.render_preamble(variables)
-        turns = [{"user": template.render_prompt(prompt_variables(ex, template)),
-                  "assistant": template.render_target(target_variables(ex, template))} for ex in exemplars]
-        query = check_query(template, template.render_prompt(variables), item["id"])
-        prompt = preamble + fewshot.separator.join([*(t["user"] + t["assistant"] for t in turns), query])
-        request = {
-            "id": item["id"],
-            "language": item["language"],
-            "prompt": prompt,
-            "exemplar_ids": [ex["id"] for ex in exemplars],
-            # the same prompt in parts, for chat models that take exemplars as earlier turns (backends/chat.py)
-            "preamble": preamble,
-            "exemplar_turns": turns,
-            "query": query,
-            "choices": variables.get("choices"),
-            "answer": item["answer"],
-        }
-        if "choice_order" in item:  # the original index of each choice shown (a choice-order variant)
-            request["choice_order"] = item["choice_order"]
-        if template.variant is not None and variables.get("choices"):
-            request["enumerators"] = variables["letters"]  # the labels this variant shows (1 2 3 4, ア イ ウ エ)
-        if template.mode == "loglikelihood":
-            request["continuations"] = continuations(template, item)
-        requests.append(request)
-    return requests
+    return [_request(template, item, _exemplars(template, pool, item, seed, fixed)) for item in items]
+
+
+def _exemplars(template: Template, pool: Sequence[dict[str, Any]], item: dict[str, Any], seed: int,
+               fixed: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The exemplars shown before ``item``: the template's sampler over the pool, in the variant's order."""
+    fewshot = template.fewshot
+    if not fewshot.n:
+        exemplars = []
+    elif fixed is not None:
+        exemplars = fixed
+    elif fewshot.sampler == "stratified":
+        exemplars = stratified_exemplars(fewshot, pool, item, seed)
+    else:
+        exemplars = random_exemplars(fewshot, pool, item, seed)
+    if template.variant is not None:
+        exemplars = template.variant.order_exemplars(exemplars, item)
+    return exemplars
+
+
+def _request(template: Template, item: dict[str, Any], exemplars: list[dict[str, Any]]) -> dict[str, Any]:
+    """The request of one item: its prompt, whole and in parts, its exemplars' ids and its gold."""
+    fewshot = template.fewshot
+    variables = prompt_variables(item, template)
+    preamble = template.render_preamble(variables)
+    turns = [{"user": template.render_prompt(prompt_variables(ex, template)),
+              "assistant": template.render_target(target_variables(ex, template))} for ex in exemplars]
+    query = check_query(template, template.render_prompt(variables), item["id"])
+    prompt = preamble + fewshot.separator.join([*(t["user"] + t["assistant"] for t in turns), query])
+    request = {
+        "id": item["id"],
+        "language": item["language"],
+        "prompt": prompt,
+        "exemplar_ids": [ex["id"] for ex in exemplars],
+        # the same prompt in parts, for chat models that take exemplars as earlier turns (backends/chat.py)
+        "preamble": preamble,
+        "exemplar_turns": turns,
+        "query": query,
+        "choices": variables.get("choices"),
+        "answer": item["answer"],
+    }
+    if "choice_order" in item:  # the original index of each choice shown (a choice-order variant)
+        request["choice_order"] = item["choice_order"]
+    if template.variant is not None and variables.get("choices"):
+        request["enumerators"] = variables["letters"]  # the labels this variant shows (1 2 3 4, ア イ ウ エ)
+    if template.mode == "loglikelihood":
+        request["continuations"] = continuations(template, item)
+    return request

@@ -21,11 +21,15 @@ from .templates import Template, load_template
 
 
 def score_combination(records: list[dict[str, Any]], template: Template, family: str = "multiple_choice",
-                      metric_options: dict[str, Any] | None = None
+                      metric_options: dict[str, Any] | None = None, metric_names: tuple[str, ...] | None = None
                       ) -> tuple[list[dict], dict[str, float], dict[str, str]]:
-    """Per-item raw records (the generation plus what scoring made of it), the metrics and their signatures."""
+    """Per-item raw records (the generation plus what scoring made of it), the metrics and their signatures.
+
+    ``metric_names``: the metrics of the combination's resolved record (``babeleval.spec``); without one,
+    the template's (its ``metrics:``, else the family's defaults).
+    """
     scored = [{**record, **families.score_record(family, record, template)} for record in records]
-    names = families.metrics_for(family, template)
+    names = tuple(metric_names) if metric_names is not None else families.metrics_for(family, template)
     metrics, signatures = compute_all(names, scored, **(metric_options or {}))
     signatures.update(families.signatures(family, names))
     return scored, metrics, signatures
@@ -75,14 +79,19 @@ def fewshot_shown(template: Template, records: list[dict[str, Any]]) -> dict[str
 def score_files(*, generations: str, template_task: str, template_name: str, raw_out: str, scores_out: str,
                 labels: dict[str, str], metric_options: dict[str, Any] | None = None,
                 provenance: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Score one generations file: write the per-item raw records and the scores summary."""
+    """Score one generations file: write the per-item raw records and the scores summary.
+
+    With ``provenance`` (``babeleval.provenance.for_scores``), the family and metrics are its resolved record's.
+    """
     from .tasks import get_task
 
     template = load_template(template_task, template_name)
-    family = get_task(template_task).FAMILY
+    resolved = (provenance or {}).get("spec")
+    family = resolved["family"] if resolved else get_task(template_task).FAMILY
+    names = tuple(metric["name"] for metric in resolved["metrics"]) if resolved else None
     records = read_jsonl(generations)
     check_records(records, generations, template, family)
-    scored, metrics, signatures = score_combination(records, template, family, metric_options)
+    scored, metrics, signatures = score_combination(records, template, family, metric_options, names)
     write_jsonl(raw_out, scored)
     first = records[0] if records else {}
     summary = {

@@ -123,22 +123,42 @@ def _seed(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()[:8], "big")
 
 
-def _settings(grid, task: str, template, model: str) -> dict:
-    """The decoding settings the workflow's generation job uses for this (task, template, model)."""
-    from .generate import decoding_settings
-
-    max_new_tokens = template.generation.max_new_tokens
-    cap = grid.models[model].get("max_new_tokens")
-    if cap:
-        max_new_tokens = min(max_new_tokens, cap)
-    generation = {"max_new_tokens": max_new_tokens, "stop": list(template.generation.stop)}
-    preset = grid.decoding.get(template.generation.decoding, {}) if template.mode == "generate" else {}
-    return decoding_settings(template.mode, generation, preset, grid.seed)
-
-
 def _model_path(grid, model: str) -> str:
     spec = grid.models[model]
     return f"results/models/{spec['builtin']}" if "builtin" in spec else spec["model"]
+
+
+def _candidate_requests(grid, task_name: str, language: str, family: str, candidates: int | None):
+    """The sampled variants of a template family: their names, templates and the requests of each."""
+    from .render import build_requests
+    from .spec import prompt_spec
+    from .tasks import get_task
+    from .templates import load_template, load_template_spec
+    from .variants import declared_axes, sample_settings, variant_name
+
+    spec = grid.tasks[task_name]
+    task = get_task(task_name)
+    file_spec, path = load_template_spec(task_name, family)
+    axes = declared_axes(file_spec, path)
+    if not axes:
+        raise BabelevalError(f"{path}: declares no 'variations' to search over")
+    names = [variant_name(family, point) for point in sample_settings(axes, candidates, grid.seed, task_name, family)]
+    templates = {name: load_template(task_name, name) for name in names}
+    items = task.load(spec.source, language, options=spec.options)
+    # each candidate resolved by the workflow's own rules (babeleval.spec), as if it were in the grid
+    records = {name: prompt_spec(spec, name, language, grid.seed, template=t) for name, t in templates.items()}
+    pools: dict[tuple[str, str], list] = {}
+
+    def pool_for(record) -> list:
+        for key in ((lang, record.exemplar_part) for lang in record.exemplar_languages):
+            if key not in pools:
+                pools[key] = task.load(spec.source, key[0], part=key[1], options=spec.options)
+        return [row for lang in record.exemplar_languages for row in pools[lang, record.exemplar_part]]
+
+    requests = {name: build_requests(t, items, pool_for(records[name]), seed=records[name].seed,
+                                     limit=records[name].limit, shuffle_seed=records[name].shuffle_seed)
+                for name, t in templates.items()}
+    return names, templates, requests
 
 
 def run_search(params: str, model: str, task_name: str, language: str, family: str, candidates: int | None,
@@ -150,36 +170,14 @@ def run_search(params: str, model: str, task_name: str, language: str, family: s
     from .config import load_params
     from .generate import run as generate_run
     from .jsonl import read_jsonl, write_jsonl
-    from .render import build_requests
+    from .spec import decoding_for
     from .tasks import get_task
-    from .templates import load_template, load_template_spec
-    from .variants import declared_axes, sample_settings, variant_name
 
     grid = load_params(params)
     if model not in grid.models or task_name not in grid.tasks:
         raise BabelevalError(f"{params}: model '{model}' or task '{task_name}' is not in the grid")
-    spec = grid.tasks[task_name]
     task = get_task(task_name)
-    file_spec, path = load_template_spec(task_name, family)
-    axes = declared_axes(file_spec, path)
-    if not axes:
-        raise BabelevalError(f"{path}: declares no 'variations' to search over")
-    names = [variant_name(family, point) for point in sample_settings(axes, candidates, grid.seed, task_name, family)]
-    templates = {name: load_template(task_name, name) for name in names}
-    items = task.load(spec.source, language, options=spec.options)
-    pools: dict[str, list] = {}
-
-    def pool_for(template) -> list:
-        if not template.fewshot.n:
-            return []
-        pool_language = template.fewshot.language or language
-        if pool_language not in pools:
-            part = "fewshot" if task.FEWSHOT_PART else "eval"
-            pools[pool_language] = task.load(spec.source, pool_language, part=part, options=spec.options)
-        return pools[pool_language]
-
-    requests = {name: build_requests(t, items, pool_for(t), seed=grid.seed, limit=spec.limit,
-                                     shuffle_seed=task.EVAL_SHUFFLE_SEED) for name, t in templates.items()}
+    names, templates, requests = _candidate_requests(grid, task_name, language, family, candidates)
     n_items = min(len(r) for r in requests.values())
     backend_holder: dict = {}
 
@@ -197,7 +195,7 @@ def run_search(params: str, model: str, task_name: str, language: str, family: s
         chosen = [requests[name][i] for i in indices]
         write_jsonl(tmp / "requests.jsonl", chosen)
         done = generate_run(model_spec=grid.models[model], model_path=_model_path(grid, model), mode=template.mode,
-                            settings=_settings(grid, task_name, template, model),
+                            settings=decoding_for(template, grid.models[model], grid.decoding, grid.seed),
                             request_files={language: str(tmp / "requests.jsonl")},
                             output_files={language: str(tmp / "answers.jsonl")}, cache_path=cache,
                             backend_loader=backend_loader)

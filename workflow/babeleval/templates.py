@@ -219,17 +219,7 @@ def _from_spec(task: str, name: str, path: Path, spec: dict, digest: str) -> Tem
     prompt = _require(path, spec, "prompt", str)
     target = _require(path, spec, "target", str)
 
-    fewshot_spec = spec.get("fewshot") or {}
-    if not isinstance(fewshot_spec, dict):
-        raise TemplateError(f"{path}: 'fewshot' must be a mapping")
-    _check_keys(path, "'fewshot'", fewshot_spec, _FEWSHOT_KEYS)
-    fewshot = FewShot(**fewshot_spec)
-    if not isinstance(fewshot.n, int) or fewshot.n < 0:
-        raise TemplateError(f"{path}: fewshot.n must be a whole number >= 0")
-    if not isinstance(fewshot.allow_fewer, bool):
-        raise TemplateError(f"{path}: fewshot.allow_fewer must be true or false")
-    if fewshot.sampler not in SAMPLERS:
-        raise TemplateError(f"{path}: fewshot.sampler '{fewshot.sampler}' is not one of {', '.join(SAMPLERS)}")
+    fewshot = _fewshot(path, spec)
 
     continuation = spec.get("continuation")
     parser = spec.get("parser")
@@ -241,6 +231,37 @@ def _from_spec(task: str, name: str, path: Path, spec: dict, digest: str) -> Tem
         if not isinstance(choices, list) or not choices or not all(isinstance(c, str) and c for c in choices):
             raise TemplateError(f"{path}: 'choices' must be a list of non-empty strings (one per class, in the task's label order)")
         choices = tuple(choices)
+    metrics = _metrics(path, spec)
+    generation = _generation(path, spec, mode, continuation, parser)
+
+    template = Template(
+        task=task, name=name, path=path, mode=mode, prompt=prompt, target=target,
+        description=str(spec.get("description", "")).strip(), reference=str(spec.get("reference", "")).strip(),
+        continuation=continuation, parser=parser, fewshot=fewshot, generation=generation, sha256=digest,
+        preamble=preamble, choices=choices, metrics=metrics,
+    )
+    for key, source in (("preamble", preamble), ("prompt", prompt), ("target", target), ("continuation", continuation)):
+        if source is not None:
+            _check_jinja(path, key, source)
+    return template
+
+
+def _fewshot(path: Path, spec: dict) -> FewShot:
+    fewshot_spec = spec.get("fewshot") or {}
+    if not isinstance(fewshot_spec, dict):
+        raise TemplateError(f"{path}: 'fewshot' must be a mapping")
+    _check_keys(path, "'fewshot'", fewshot_spec, _FEWSHOT_KEYS)
+    fewshot = FewShot(**fewshot_spec)
+    if not isinstance(fewshot.n, int) or fewshot.n < 0:
+        raise TemplateError(f"{path}: fewshot.n must be a whole number >= 0")
+    if not isinstance(fewshot.allow_fewer, bool):
+        raise TemplateError(f"{path}: fewshot.allow_fewer must be true or false")
+    if fewshot.sampler not in SAMPLERS:
+        raise TemplateError(f"{path}: fewshot.sampler '{fewshot.sampler}' is not one of {', '.join(SAMPLERS)}")
+    return fewshot
+
+
+def _metrics(path: Path, spec: dict) -> tuple[str, ...] | None:
     metrics = spec.get("metrics")
     if metrics is not None:
         if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
@@ -252,6 +273,11 @@ def _from_spec(task: str, name: str, path: Path, spec: dict, digest: str) -> Tem
             raise TemplateError(f"{path}: unknown metric{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
                                 f"(known: {', '.join(sorted(METRICS))})")
         metrics = tuple(metrics)
+    return metrics
+
+
+def _generation(path: Path, spec: dict, mode: str, continuation: Any, parser: Any) -> Generation:
+    """The generation settings of a generate template (defaults for a loglikelihood one), with the keys each mode refuses."""
     generation = Generation()
     if mode == "loglikelihood":
         if not isinstance(continuation, str):
@@ -275,21 +301,16 @@ def _from_spec(task: str, name: str, path: Path, spec: dict, digest: str) -> Tem
         )
         if not isinstance(generation.max_new_tokens, int) or generation.max_new_tokens < 1:
             raise TemplateError(f"{path}: generation.max_new_tokens must be a whole number >= 1")
+    return generation
 
-    template = Template(
-        task=task, name=name, path=path, mode=mode, prompt=prompt, target=target,
-        description=str(spec.get("description", "")).strip(), reference=str(spec.get("reference", "")).strip(),
-        continuation=continuation, parser=parser, fewshot=fewshot, generation=generation, sha256=digest,
-        preamble=preamble, choices=choices, metrics=metrics,
-    )
-    for key, source in (("preamble", preamble), ("prompt", prompt), ("target", target), ("continuation", continuation)):
-        if source is not None:
-            try:
-                tree = _ENV.parse(source)
-                _compile(source)
-            except jinja2.exceptions.TemplateSyntaxError as exc:
-                raise TemplateError(f"{path}: '{key}' line {exc.lineno}: template syntax error: {exc.message}") from None
-            for node in tree.find_all(_FILE_NODES):
-                raise TemplateError(f"{path}: '{key}' line {node.lineno}: templates may not include, import or "
-                                    f"extend other files (a template is one self-contained text)")
-    return template
+
+def _check_jinja(path: Path, key: str, source: str) -> None:
+    """A template text compiles and stands alone (no include, import or extends)."""
+    try:
+        tree = _ENV.parse(source)
+        _compile(source)
+    except jinja2.exceptions.TemplateSyntaxError as exc:
+        raise TemplateError(f"{path}: '{key}' line {exc.lineno}: template syntax error: {exc.message}") from None
+    for node in tree.find_all(_FILE_NODES):
+        raise TemplateError(f"{path}: '{key}' line {node.lineno}: templates may not include, import or "
+                            f"extend other files (a template is one self-contained text)")

@@ -9,7 +9,6 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 from babeleval import resources as resource_table
 from babeleval.backends.openai_api import DEFAULT_CONCURRENCY, rate_limit_resource
 from babeleval.config import check_local_data, validate as validate_params
-from babeleval.generate import decoding_settings
 from babeleval.preflight import check_response_caches
 
 # Validates params.yaml against workflow/schemas/params.schema.yaml and checks that
@@ -31,7 +30,7 @@ wildcard_constraints:
     model=alternatives(GRID.models),
     task=alternatives(GRID.tasks),
     language=alternatives({lang for t in GRID.tasks.values() for lang in t.languages}
-                          | {lang for t in GRID.tasks.values() for n in t.templates for lang in t.fewshot_languages(n)}),
+                          | {lang for record in GRID.prompts.values() for lang in record.exemplar_languages}),
     template=alternatives({name for t in GRID.tasks.values() for name in t.templates}),
     builtin="[A-Za-z0-9._-]+",
 
@@ -117,24 +116,19 @@ def local_fewshot_file(wildcards):
     return _local_files(wildcards, "fewshot")
 
 
-def task_object(name):
-    from babeleval.tasks import get_task
+def prompt_record(wildcards):
+    """The resolved prompt record of a (task, language, template) (babeleval.spec.PromptSpec)."""
+    return GRID.prompt_spec(wildcards.task, wildcards.language, wildcards.template)
 
-    return get_task(name)
+
+def combination_record(wildcards):
+    """The resolved record of a (model, task, language, template) (babeleval.spec.CombinationSpec)."""
+    return GRID.spec(wildcards.model, wildcards.task, wildcards.language, wildcards.template)
 
 
 def exemplar_data(wildcards):
-    """Prepared data the template's exemplars come from.
-
-    The task's exemplar split (JGLUE: train) where it has one, else the evaluated rows; of the item's
-    own language unless the template names another. None for a zero-shot template.
-    """
-    spec = GRID.tasks[wildcards.task]
-    if not spec.templates[wildcards.template].fewshot.n:
-        return []
-    languages = spec.fewshot_languages(wildcards.template) or [wildcards.language]
-    path = PREPARED_FEWSHOT if task_object(spec.name).FEWSHOT_PART else PREPARED
-    return [path.format(task=wildcards.task, language=lang) for lang in languages]
+    """Prepared data the template's exemplars come from (none for a zero-shot template): its prompt record's pool."""
+    return list(prompt_record(wildcards).exemplar_files)
 
 
 def model_path(name):
@@ -227,16 +221,9 @@ def generation_env(wildcards):
     return {"openai": "../../envs/api.yaml", "vllm": "../../envs/vllm.yaml"}.get(backend, "../../envs/gpu.yaml")
 
 
-def generation_settings(task, template_name, model=None):
-    """Decoding settings of a (task, template), with the model's cap on new tokens where it sets one."""
-    template = GRID.tasks[task].templates[template_name]
-    max_new_tokens = template.generation.max_new_tokens
-    cap = GRID.models[model].get("max_new_tokens") if model else None
-    if cap:
-        max_new_tokens = min(max_new_tokens, cap)
-    generation = {"max_new_tokens": max_new_tokens, "stop": list(template.generation.stop)}
-    preset = GRID.decoding.get(template.generation.decoding, {}) if template.mode == "generate" else {}
-    return decoding_settings(template.mode, generation, preset, GRID.seed)
+def generation_settings(task, template_name, model):
+    """Decoding settings of a (model, task, template), as its records hold them (the same for every language)."""
+    return dict(GRID.spec(model, task, GRID.tasks[task].languages[0], template_name).decoding)
 
 
 def variation_section(wildcards):

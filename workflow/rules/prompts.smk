@@ -9,9 +9,9 @@ rule render_prompts:
         exemplars=exemplar_data,
         template=template_file,
     params:
-        seed=GRID.seed,
-        limit=lambda w: GRID.tasks[w.task].limit,
-        shuffle_seed=lambda w: task_object(w.task).EVAL_SHUFFLE_SEED,
+        seed=lambda w: prompt_record(w).seed,
+        limit=lambda w: prompt_record(w).limit,
+        shuffle_seed=lambda w: prompt_record(w).shuffle_seed,
     threads: CPU_THREADS
     resources:
         **CPU_RESOURCES,

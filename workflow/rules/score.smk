@@ -1,7 +1,5 @@
 # Parsing and scoring: one CPU job per (model, task, language, template); never imports torch.
 
-from babeleval.scoring import metric_options_for
-
 
 rule score:
     output:
@@ -15,7 +13,9 @@ rule score:
         prompts=PROMPTS,
         template=template_file,
     params:
-        metric_options=lambda w: metric_options_for(GRID.tasks[w.task], w.language),
+        # what ran, resolved once at validation (babeleval.spec): its metrics and what they need; written into the
+        # scores file's provenance
+        spec=lambda w: combination_record(w).as_json(),
     threads: CPU_THREADS
     resources:
         **CPU_RESOURCES,

@@ -11,9 +11,10 @@ summary = scoring.score_files(
     raw_out=snakemake.output.raw,
     scores_out=snakemake.output.scores,
     labels={"model": w.model, "task": w.task, "language": w.language, "template": w.template},
-    metric_options=snakemake.params.metric_options,
+    metric_options=snakemake.params.spec["metric_options"],
     provenance=provenance.for_scores(config=snakemake.config, model=w.model, task=w.task, language=w.language,
                                      template=w.template, generations=snakemake.input.generations,
+                                     resolved=snakemake.params.spec,
                                      prompts=snakemake.input.prompts),
 )
 logging.info("%s", summary["metrics"])

@@ -188,17 +188,7 @@ class HFBackend(LocalText):
             for _, _, nodes, _ in tree.targets:
                 keep[r, nodes] = True
             if allowed is not None:
-                rows_mask = allowed[r]
-                start = 0  # a run of nodes each the child of the one before is a causal block: copy it at once
-                for i in range(1, n + 1):
-                    if i == n or parents[i] != i - 1:
-                        anchor = parents[start]
-                        if anchor >= 0:
-                            rows_mask[start:i] = rows_mask[anchor]
-                        rows_mask[start:i, start:i] = tril[: i - start, : i - start]
-                        start = i
-                padding = torch.arange(n, width)
-                rows_mask[padding, padding] = True  # padding sees itself only: no empty softmax rows
+                _fill_tree_mask(allowed[r], parents, n, width, tril)
         if allowed is not None:
             dtype = self.model.dtype
             mask = torch.zeros((n_rows, 1, width, width), dtype=dtype)
@@ -298,3 +288,17 @@ class HFBackend(LocalText):
             results.append(GenerationResult(text, len(encoded[row]), len(new), finish, truncated_tokens=kept[row][1],
                                             question_cut=kept[row][2]))
         return results
+
+
+def _fill_tree_mask(rows_mask: "torch.Tensor", parents: list[int], n: int, width: int, tril: "torch.Tensor") -> None:
+    """One row of the packed scorer's attention: each of a tree's ``n`` tokens sees its ancestors and itself."""
+    start = 0  # a run of nodes each the child of the one before is a causal block: copy it at once
+    for i in range(1, n + 1):
+        if i == n or parents[i] != i - 1:
+            anchor = parents[start]
+            if anchor >= 0:
+                rows_mask[start:i] = rows_mask[anchor]
+            rows_mask[start:i, start:i] = tril[: i - start, : i - start]
+            start = i
+    padding = torch.arange(n, width)
+    rows_mask[padding, padding] = True  # padding sees itself only: no empty softmax rows
