@@ -88,32 +88,28 @@ def _largest(sig: pd.DataFrame) -> pd.Series | None:
     return order.iloc[0]
 
 
-def template_effect(task: str, metric: str, board: Board, sig: pd.DataFrame, n_templates: int, alpha: float) -> str:
-    if n_templates < 2:
-        return f"{task}: one template in the grid, so there is no template effect to measure."
+def largest_difference(task: str, metric: str, board: Board, sig: pd.DataFrame, n_compared: int, alpha: float,
+                       compared: str) -> str:
+    """The largest paired difference between two templates (``compared="template"``, the model fixed) or two models
+    (``compared="model"``, the template fixed), with its significance and what parsing accounts for."""
+    what = "template effect" if compared == "template" else "model gap"
+    if n_compared < 2:
+        return f"{task}: one {compared} in the grid, so there is no {what} to measure."
     row = _largest(sig)
     if row is None:
-        return f"{task}: no paired template test could be run on {metric}."
-    model, language, a, b = row["fixed"], row["language"], row["a"], row["b"]
-    diff = shown(metric, float(row["score_a"])) - shown(metric, float(row["score_b"]))
-    return (f"{task}: largest template effect on {metric}: {model}, {language}, template {a} "
-            f"{shown(metric, float(row['score_a'])):.1f} vs {b} {shown(metric, float(row['score_b'])):.1f} "
-            f"({diff:+.1f} points on {int(row['n_items'])} paired items), {significance_text(row, alpha)}. "
-            + parsing_text(board, (model, task, language, a), (model, task, language, b), a, b, metric))
-
-
-def model_gap(task: str, metric: str, board: Board, sig: pd.DataFrame, n_models: int, alpha: float) -> str:
-    if n_models < 2:
-        return f"{task}: one model in the grid, so there is no model gap to measure."
-    row = _largest(sig)
-    if row is None:
-        return f"{task}: no paired model test could be run on {metric}."
-    template, language, a, b = row["fixed"], row["language"], row["a"], row["b"]
-    diff = shown(metric, float(row["score_a"])) - shown(metric, float(row["score_b"]))
-    return (f"{task}: biggest model gap on {metric}: template {template}, {language}, {a} "
-            f"{shown(metric, float(row['score_a'])):.1f} vs {b} {shown(metric, float(row['score_b'])):.1f} "
-            f"({diff:+.1f} points on {int(row['n_items'])} paired items), {significance_text(row, alpha)}. "
-            + parsing_text(board, (a, task, language, template), (b, task, language, template), a, b, metric))
+        return f"{task}: no paired {compared} test could be run on {metric}."
+    fixed, language, a, b = row["fixed"], row["language"], row["a"], row["b"]
+    if compared == "template":  # keys are (model, task, language, template)
+        where, key_a, key_b = fixed, (fixed, task, language, a), (fixed, task, language, b)
+        side_a, side_b = f"template {a}", b
+    else:
+        where, key_a, key_b = f"template {fixed}", (a, task, language, fixed), (b, task, language, fixed)
+        side_a, side_b = a, b
+    score_a, score_b = shown(metric, float(row["score_a"])), shown(metric, float(row["score_b"]))
+    largest = "largest" if compared == "template" else "biggest"
+    return (f"{task}: {largest} {what} on {metric}: {where}, {language}, {side_a} {score_a:.1f} vs {side_b} {score_b:.1f} "
+            f"({score_a - score_b:+.1f} points on {int(row['n_items'])} paired items), {significance_text(row, alpha)}. "
+            + parsing_text(board, key_a, key_b, a, b, metric))
 
 
 def robust_languages(task: str, metric: str, board: Board, task_board: pd.DataFrame, sig: pd.DataFrame) -> list[str]:
@@ -190,8 +186,9 @@ def per_task(leaderboard: pd.DataFrame, sig_templates: pd.DataFrame, sig_models:
             sentences.append(f"{task}: one template and one model in the grid, so there is nothing to compare "
                              "(add templates or models to params.yaml).")
         else:
-            sentences.append(template_effect(task, metric, board, tests(sig_templates), n_templates, alpha))
+            sentences.append(largest_difference(task, metric, board, tests(sig_templates), n_templates, alpha,
+                                                 "template"))
             sentences += robust_languages(task, metric, board, task_board, tests(sig_templates))
-            sentences.append(model_gap(task, metric, board, tests(sig_models), n_models, alpha))
+            sentences.append(largest_difference(task, metric, board, tests(sig_models), n_models, alpha, "model"))
         out[task] = sentences
     return out
