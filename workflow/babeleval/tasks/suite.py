@@ -100,76 +100,78 @@ class GlobalMMLU(Task):
         return check_unique(items, where)
 
 
-class UhuraARC(Task):
+class _Uhura(Task):
+    """The uhura multiple-choice sets (ARC-Easy, TruthfulQA): one JSON file per language and split; a
+    subclass reads one row into an item."""
+
+    FAMILY = "multiple_choice"
+    SPLITS = {"local": {"eval": "test", "fewshot": "train"}, "hf": {"eval": "test", "fewshot": "train"}}
+    DATASET = ""  # the dataset's name in UHURA's codes and in messages
+    FILE = ""     # the local file's name, from {code} and {split}
+
+    def local_files(self, source, language, root=".", part="eval", options=None):
+        code = dataset_code(language, UHURA, self.DATASET)
+        split = self.split(source, part, self.SPLITS)
+        return [Path(root) / source["path"] / self.FILE.format(code=code, split=split)]
+
+    def load(self, source, language, root=".", part="eval", options=None):
+        code = dataset_code(language, UHURA, self.DATASET)
+        split = self.split(source, part, self.SPLITS)
+        files = self.local_files(source, language, root, part) if source["kind"] == "local" else []
+        rows, where = _rows(self, source, files, lambda p: read_json_records(p, self.DATASET),
+                            f"{code}_multiple_choice", split, language)
+        items = []
+        for number, row in enumerate(rows, start=1):
+            item = self.item(row, number, f"{where}: row {number}")
+            # the canonical key order (id, task, language, ...): prepared files stay byte-identical
+            items.append({"id": item.pop("id"), "task": self.NAME, "language": language, **item})
+        return check_unique(items, where)
+
+    def item(self, row: dict[str, Any], number: int, at: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+class UhuraARC(_Uhura):
     NAME = "arc"
-    FAMILY = "multiple_choice"
-    SPLITS = {"local": {"eval": "test", "fewshot": "train"}, "hf": {"eval": "test", "fewshot": "train"}}
+    DATASET = "uhura-arc-easy"
+    FILE = "{code}_{split}.json"
 
-    def local_files(self, source, language, root=".", part="eval", options=None):
-        code = dataset_code(language, UHURA, "uhura-arc-easy")
-        split = self.split(source, part, self.SPLITS)
-        return [Path(root) / source["path"] / f"{code}_{split}.json"]
-
-    def load(self, source, language, root=".", part="eval", options=None):
-        code = dataset_code(language, UHURA, "uhura-arc-easy")
-        split = self.split(source, part, self.SPLITS)
-        files = self.local_files(source, language, root, part) if source["kind"] == "local" else []
-        rows, where = _rows(self, source, files, lambda p: read_json_records(p, "uhura-arc-easy"),
-                            f"{code}_multiple_choice", split, language)
-        items = []
-        for number, row in enumerate(rows, start=1):
-            at = f"{where}: row {number}"
-            require_fields(row, ("id", "question", "choices", "answerKey"), at)
-            require_text(row, ("question",), at)
-            choices = row["choices"]
-            require_fields(choices, ("text", "label"), f"{at}: choices")
-            texts = choice_texts(choices["text"], at, "choices.text", maximum=len(LETTERS))
-            labels = choice_texts(choices["label"], at, "choices.label", maximum=len(LETTERS))
-            if len(labels) != len(texts) or len(set(labels)) != len(labels):
-                raise DataError(f"{at}: choices.label must name each of the {len(texts)} choices once, got {labels}")
-            key = one_of(row["answerKey"], labels, at, "answerKey")
-            items.append({"id": str(row["id"]), "task": self.NAME, "language": language, "group": str(row["id"]),
-                          "question": row["question"], "choices": texts, "answer": labels.index(key)})
-        return check_unique(items, where)
+    def item(self, row, number, at):
+        require_fields(row, ("id", "question", "choices", "answerKey"), at)
+        require_text(row, ("question",), at)
+        choices = row["choices"]
+        require_fields(choices, ("text", "label"), f"{at}: choices")
+        texts = choice_texts(choices["text"], at, "choices.text", maximum=len(LETTERS))
+        labels = choice_texts(choices["label"], at, "choices.label", maximum=len(LETTERS))
+        if len(labels) != len(texts) or len(set(labels)) != len(labels):
+            raise DataError(f"{at}: choices.label must name each of the {len(texts)} choices once, got {labels}")
+        key = one_of(row["answerKey"], labels, at, "answerKey")
+        return {"id": str(row["id"]), "group": str(row["id"]), "question": row["question"], "choices": texts,
+                "answer": labels.index(key)}
 
 
-class UhuraTruthfulQA(Task):
+class UhuraTruthfulQA(_Uhura):
     NAME = "truthfulqa"
-    FAMILY = "multiple_choice"
-    SPLITS = {"local": {"eval": "test", "fewshot": "train"}, "hf": {"eval": "test", "fewshot": "train"}}
+    DATASET = "uhura-truthfulqa"
+    FILE = "{code}_multiple_choice_{split}.json"
 
-    def local_files(self, source, language, root=".", part="eval", options=None):
-        code = dataset_code(language, UHURA, "uhura-truthfulqa")
-        split = self.split(source, part, self.SPLITS)
-        return [Path(root) / source["path"] / f"{code}_multiple_choice_{split}.json"]
-
-    def load(self, source, language, root=".", part="eval", options=None):
-        code = dataset_code(language, UHURA, "uhura-truthfulqa")
-        split = self.split(source, part, self.SPLITS)
-        files = self.local_files(source, language, root, part) if source["kind"] == "local" else []
-        rows, where = _rows(self, source, files, lambda p: read_json_records(p, "uhura-truthfulqa"),
-                            f"{code}_multiple_choice", split, language)
-        items = []
-        for number, row in enumerate(rows, start=1):
-            at = f"{where}: row {number}"
-            require_fields(row, ("question", "mc1_targets"), at)
-            require_text(row, ("question",), at)
-            targets = row["mc1_targets"]
-            require_fields(targets, ("choices", "labels"), f"{at}: mc1_targets")
-            texts = choice_texts(targets["choices"], at, "mc1_targets.choices", maximum=len(LETTERS))
-            labels = flags(targets["labels"], at, "mc1_targets.labels")
-            if len(labels) != len(texts):
-                raise DataError(f"{at}: mc1_targets.labels must hold one 0/1 per choice ({len(texts)}), "
-                                f"got {len(labels)}")
-            if labels.count(1) != 1:
-                raise DataError(f"{at}: mc1_targets.labels must mark exactly one correct choice, got {labels}")
-            order = list(range(len(labels)))
-            random.Random(int(hashlib.sha256(f"truthfulqa#{number}".encode()).hexdigest()[:16], 16)).shuffle(order)
-            item_id = str(row.get("id", number))
-            items.append({"id": item_id, "task": self.NAME, "language": language, "group": item_id,
-                          "question": row["question"], "choices": [texts[i] for i in order],
-                          "answer": order.index(labels.index(1))})
-        return check_unique(items, where)
+    def item(self, row, number, at):
+        require_fields(row, ("question", "mc1_targets"), at)
+        require_text(row, ("question",), at)
+        targets = row["mc1_targets"]
+        require_fields(targets, ("choices", "labels"), f"{at}: mc1_targets")
+        texts = choice_texts(targets["choices"], at, "mc1_targets.choices", maximum=len(LETTERS))
+        labels = flags(targets["labels"], at, "mc1_targets.labels")
+        if len(labels) != len(texts):
+            raise DataError(f"{at}: mc1_targets.labels must hold one 0/1 per choice ({len(texts)}), "
+                            f"got {len(labels)}")
+        if labels.count(1) != 1:
+            raise DataError(f"{at}: mc1_targets.labels must mark exactly one correct choice, got {labels}")
+        order = list(range(len(labels)))
+        random.Random(int(hashlib.sha256(f"truthfulqa#{number}".encode()).hexdigest()[:16], 16)).shuffle(order)
+        item_id = str(row.get("id", number))
+        return {"id": item_id, "group": item_id, "question": row["question"], "choices": [texts[i] for i in order],
+                "answer": order.index(labels.index(1))}
 
 
 # -- math ----------------------------------------------------------------------------------------------
