@@ -46,6 +46,14 @@ def dvc(cwd: Path, *args: str, timeout: int = 900) -> str:
     return run(cwd, sys.executable, "-m", "dvc", *args, timeout=timeout)
 
 
+def run_wide(cwd: Path, columns: int, *args: str) -> str:
+    """A `dvc` command rendered for a terminal ``columns`` wide (rich reads COLUMNS)."""
+    proc = subprocess.run([sys.executable, "-m", "dvc", *args], cwd=cwd, env={**env(), "COLUMNS": str(columns)},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return proc.stdout
+
+
 def tree_digest(path: Path) -> dict[str, str]:
     return {p.relative_to(path).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(path.rglob("*")) if p.is_file()}
@@ -166,19 +174,44 @@ def test_exp_show_holds_both_experiments_with_their_own_metrics(repo, experiment
     assert metrics.get("baseline") == experiments["baseline"]
     assert metrics.get("edited-instruct") == experiments["edited-instruct"]
     for name in ("baseline", "edited-instruct"):
-        languages = metrics[name]["tiny-llama"]["belebele"]
-        assert set(languages) == {"eng_Latn", "jpn_Jpan"}
-        assert set(languages["eng_Latn"]) == {"paper", "instruct"}
+        # one headline number per model and task, on the leaderboard's scale (accuracy in %)
+        assert set(metrics[name]["tiny-llama"]["belebele"]) == {"acc"}
+        assert 0.0 <= metrics[name]["tiny-llama"]["belebele"]["acc"] <= 100.0
+
+
+def test_exp_show_fits_a_terminal(repo, experiments):
+    """A column per model and task, not per language x template x metric; `--only-changed` (docs/experiments.md)
+    narrows the table to what the experiments changed, here the prompts."""
+    header = dvc(repo, "exp", "show", "--csv").splitlines()[0].split(",")
+    metric_columns = [c for c in header if c.startswith("tiny-llama.")]
+    tasks = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))["tasks"]
+    assert len(metric_columns) == len(tasks), metric_columns
+    changed = dvc(repo, "exp", "show", "--csv", "--only-changed").splitlines()[0].split(",")
+    assert "prompts" in changed, changed  # the edit shows as a changed dependency
+    assert not [c for c in changed if c == "seed" or c.startswith(("tasks.", "models."))], changed  # no param did
+    narrow = run_wide(repo, 120, "exp", "show", "--no-pager", "--only-changed")
+    lines = narrow.splitlines()
+    assert max(len(line) for line in lines) <= 120, narrow
+    assert "tiny-llama.belebele.acc" in lines[1], narrow  # the first headline column is never folded away
+    for name in ("baseline", "edited-instruct"):
+        [row] = [line for line in lines if f"[{name}]" in line]
+        assert re.search(r"\s\d+(\.\d+)?\s", row), row  # its belebele headline
 
 
 def test_exp_diff_shows_the_metric_change_or_nothing(repo, experiments):
     diff = json.loads(dvc(repo, "exp", "diff", "baseline", "edited-instruct", "--json"))
-    # only the edited template's metrics can differ (the tiny model may answer the edited prompt no better)
+    # only the edited task's headline can differ (the tiny model may answer the edited prompt no better)
     changed = diff["metrics"].get("results/metrics.json", {})
-    assert all(".instruct." in key for key in changed), changed
+    assert all(key.startswith("tiny-llama.belebele.") for key in changed), changed
     assert "tasks.belebele.templates" not in str(diff["params"])
-    # the same experiment against itself: no metric changed, and `dvc exp diff` prints nothing
+    # the same experiment against itself: no metric changed; `dvc exp diff` prints nothing, and with `--all`
+    # (docs/experiments.md) it lists every headline with a change of 0
     assert json.loads(dvc(repo, "exp", "diff", "baseline", "baseline", "--json")) == {"metrics": {}, "params": {}}
+    assert not dvc(repo, "exp", "diff", "baseline", "baseline").strip()
+    listed = dvc(repo, "exp", "diff", "baseline", "baseline", "--all")
+    rows = [line.split() for line in listed.splitlines() if line.startswith("results/metrics.json")]
+    assert {row[1] for row in rows} >= {"tiny-llama.belebele.acc", "tiny-llama.translation_to.chrf"}, listed
+    assert all(row[-1] == "0" for row in rows), listed
 
 
 def test_plots_render_for_both_experiments(repo, experiments):

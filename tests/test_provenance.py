@@ -69,8 +69,8 @@ def test_greedy_rerun_gives_byte_identical_metrics(reruns):
 def test_metrics_json_holds_metrics_only(reruns):
     workdir, _ = reruns
     metrics = json.loads((workdir / "results/metrics.json").read_text())
-    leaves = metrics["tiny-llama"]["belebele"]["eng_Latn"]["paper"]
-    assert set(leaves) >= {"acc", "acc_norm"} and all(isinstance(v, (int, float)) for v in leaves.values())
+    assert set(metrics["tiny-llama"]) == {"belebele"}
+    assert isinstance(metrics["tiny-llama"]["belebele"]["acc"], (int, float))
 
 
 def test_every_scores_file_says_what_produced_it(reruns, tiny_model_dir):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from babeleval.aggregate import leaderboard, nested_metrics
+from babeleval.aggregate import headline_metrics, leaderboard
 from babeleval.scoring import score_records
 
 
@@ -39,10 +39,33 @@ def test_generation_parse_failures_are_counted_not_hidden():
     assert scored[2]["parse_error"] and scored[2]["prediction"] is None
 
 
-def test_leaderboard_rows_and_nesting():
+def test_leaderboard_rows():
     scores = [{"model": "m", "task": "belebele", "language": lang, "template": "paper", "n": 24,
                "metrics": {"acc": 0.25, "acc_norm": 0.5}} for lang in ["jpn_Jpan", "eng_Latn"]]
     frame = leaderboard(scores)
     assert list(frame.columns) == ["model", "task", "language", "template", "metric", "value", "n"]
     assert list(frame["language"]) == ["eng_Latn", "eng_Latn", "jpn_Jpan", "jpn_Jpan"]
-    assert nested_metrics(frame)["m"]["belebele"]["jpn_Jpan"]["paper"] == {"acc": 0.25, "acc_norm": 0.5}
+
+
+def score(model, task, language, template, **metrics):
+    return {"model": model, "task": task, "language": language, "template": template, "n": 10, "metrics": metrics}
+
+
+def test_dvc_metrics_hold_one_headline_number_per_model_and_task():
+    """What `dvc exp show` lays out: the headline metric on the leaderboard's scale, mean over languages and
+    templates; no per-language or per-template columns, no parse-failure or secondary metrics."""
+    scores = [
+        score("qwen-7b", "belebele", "yor_Latn", "paper", acc=0.30, acc_norm=0.35),
+        score("qwen-7b", "belebele", "yor_Latn", "instruct", acc=0.50, parse_failure_rate=0.2),
+        score("qwen-7b", "belebele", "jpn_Jpan", "paper", acc=0.70, acc_norm=0.75),
+        score("qwen-7b", "belebele", "jpn_Jpan", "instruct", acc=0.90, parse_failure_rate=0.0),
+        score("qwen-7b", "translation_to", "hin_Deva", "en_zeroshot", chrf=41.234, bleu=12.0, parse_failure_rate=0.0),
+        score("qwen-7b", "translation_to", "tha_Thai", "en_zeroshot", chrf=30.0, bleu=5.0, parse_failure_rate=0.1),
+        score("1e3", "belebele", "yor_Latn", "paper", acc=0.25, acc_norm=0.25),
+        score("1e3", "jsquad", "jpn_Jpan", "0.1", exact_match=10.0, f1=20.5, parse_failure_rate=0.0),
+    ]
+    metrics = headline_metrics(leaderboard(scores))
+    assert metrics == {
+        "1e3": {"belebele": {"acc": 25.0}, "jsquad": {"f1": 20.5}},
+        "qwen-7b": {"belebele": {"acc": 60.0}, "translation_to": {"chrf": 35.62}},
+    }

@@ -2,6 +2,9 @@
 
 ``leaderboard.csv`` is the long table for machines (one row per model, task, language, template and metric,
 rates on 0-1); ``leaderboard.md`` holds the pivoted tables a paper prints (babeleval.analysis.paper_tables).
+``metrics.json`` is what ``dvc exp show`` and ``dvc exp diff`` lay out: one headline number per model and
+task, so that an experiment table fits a terminal (a column per model, task, language, template and metric
+made 123 columns on the default grid). Per-language and per-template deltas: ``python -m babeleval.compare``.
 """
 
 from __future__ import annotations
@@ -28,12 +31,23 @@ def leaderboard(scores: Iterable[dict[str, Any]]) -> pd.DataFrame:
     return frame.sort_values(COLUMNS[:5], kind="stable").reset_index(drop=True)
 
 
-def nested_metrics(frame: pd.DataFrame) -> dict[str, Any]:
-    """model -> task -> language -> template -> metric -> value, the shape ``dvc metrics`` shows."""
+def headline_metrics(frame: pd.DataFrame) -> dict[str, Any]:
+    """model -> task -> {headline metric: mean over the task's languages and templates}, on the scale the
+    leaderboard shows (accuracy in %, chrF and BLEU 0-100; ``analysis.units``).
+
+    The headline metric is chosen per task from the metrics every model reports for it, so one task's
+    column keeps its name across models and experiments.
+    """
+    from .analysis.units import primary_metric, shown
+
     out: dict[str, Any] = {}
-    for row in frame.itertuples(index=False):
-        out.setdefault(row.model, {}).setdefault(row.task, {}).setdefault(row.language, {}) \
-           .setdefault(row.template, {})[row.metric] = round(float(row.value), 6)
+    for task, rows in frame.groupby("task", sort=True):
+        metric = primary_metric(set(rows["metric"]))
+        if metric is None:
+            continue
+        for model, values in rows[rows["metric"] == metric].groupby("model", sort=True):
+            mean = shown(metric, float(values["value"].mean()))
+            out.setdefault(str(model), {})[str(task)] = {metric: round(mean, 2)}
     return out
 
 
@@ -48,7 +62,7 @@ def write_outputs(score_files: Iterable[str | Path], csv_path: str | Path, md_pa
     score_files = list(score_files)
     scores = [json.loads(Path(p).read_text(encoding="utf-8")) for p in score_files]
     frame = leaderboard(scores)
-    metrics = nested_metrics(frame)  # the scores' own metrics only: what `dvc exp show` compares
+    metrics = headline_metrics(frame)  # the scores' own metrics only: what `dvc exp show` compares
     settings = bootstrap or {}
     confidence = settings.get("confidence", 0.95)
     if raw_files is not None:

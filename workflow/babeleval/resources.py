@@ -41,7 +41,8 @@ def load_raw(path: str | Path) -> dict[str, Any]:
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    """The table, checked: every kind present, per-task entries under the generation kinds."""
+    """The table, checked: every kind present, per-task entries under the generation kinds, and what one
+    generation job covers (``generation_job``, read with ``generation_job()``)."""
     source = str(path)
     table = load_raw(path)
     unknown = sorted(set(table) - set(KINDS) - {"generation_job"})
@@ -50,7 +51,7 @@ def load(path: str | Path) -> dict[str, Any]:
     if table.get("generation_job", "template") not in GENERATION_JOBS:
         raise ConfigError(f"{source}: generation_job: {table['generation_job']!r} is not one of "
                           f"{', '.join(GENERATION_JOBS)}")
-    checked: dict[str, Any] = {}
+    checked: dict[str, Any] = {"generation_job": table.get("generation_job", "template")}
     for kind in KINDS:
         if kind not in table:
             raise ConfigError(f"{source}: missing {kind!r}")
@@ -80,6 +81,6 @@ def for_job(table: dict[str, Any], kind: str, task: str | None = None, *, max_co
     return entry
 
 
-def generation_job(path: str | Path) -> str:
+def generation_job(table: dict[str, Any]) -> str:
     """What one generation job covers: 'template' (one model, task and template) or 'task' (all its templates)."""
-    return load_raw(path).get("generation_job", "template")
+    return table["generation_job"]

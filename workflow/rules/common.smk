@@ -185,7 +185,7 @@ def job_resources(kind, task=None):
 
 
 # What one generation job covers: one (model, task, template), or one (model, task) (generate.smk).
-GENERATION_JOB = resource_table.generation_job(Path(workflow.basedir) / "workflow/resources.yaml")
+GENERATION_JOB = resource_table.generation_job(RESOURCE_TABLE)
 
 
 def job_files(pattern, task, templates):

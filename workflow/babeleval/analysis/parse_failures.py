@@ -3,6 +3,11 @@
 A parse failure is a response the template's parser could not read (``parsed``
 false, ``parse_error`` the parser's reason). It is scored as not correct, so a
 format problem shows up here rather than hiding inside a low accuracy.
+
+Reasons are counted by their name (``ambiguous``, ``no answer``, ``question cut``:
+the text before the first colon, ``babeleval.parsers.REASONS``), not by their
+full text, whose detail differs from item to item ("ambiguous: A or B",
+"ambiguous: B or D"); each reason keeps one example with its full text.
 """
 
 from __future__ import annotations
@@ -17,9 +22,17 @@ from .records import Combo
 RATE_COLUMNS = ["model", "task", "language", "template", "generated", "n", "parse_failures", "rate", "reasons",
                 "top_reason"]
 REASON_COLUMNS = ["model", "task", "language", "template", "rank", "reason", "count", "share_of_failures",
-                  "example_id", "example_response"]
+                  "example_id", "example_error", "example_response"]
 EXAMPLE_CHARS = 200
 UNKNOWN = "(no reason given)"
+
+
+def reason_name(record: dict[str, Any]) -> str:
+    """The failure's name: its reason's text before the detail."""
+    error = record.get("parse_error")
+    if not isinstance(error, str) or not error.strip():
+        return UNKNOWN
+    return error.split(":", 1)[0].strip()
 
 
 def _response(record: dict[str, Any]) -> str:
@@ -37,7 +50,7 @@ def tables(raw: dict[Combo, list[dict[str, Any]]], top: int = 5) -> dict[str, pd
     rate_rows, reason_rows = [], []
     for combo, records in sorted(raw.items()):
         failed = [r for r in records if not r.get("parsed", True)]
-        counts = Counter((r.get("parse_error") or UNKNOWN) for r in failed)
+        counts = Counter(reason_name(r) for r in failed)
         ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         # log-likelihood scoring reads no text: nothing can fail to parse there
         generated = any("response" in r for r in records)
@@ -45,9 +58,10 @@ def tables(raw: dict[Combo, list[dict[str, Any]]], top: int = 5) -> dict[str, pd
                           "rate": len(failed) / len(records) if records else float("nan"),
                           "reasons": len(counts), "top_reason": ranked[0][0] if ranked else ""})
         for rank, (reason, count) in enumerate(ranked[:top], start=1):
-            example = next(r for r in failed if (r.get("parse_error") or UNKNOWN) == reason)
+            example = next(r for r in failed if reason_name(r) == reason)
             reason_rows.append({**combo._asdict(), "rank": rank, "reason": reason, "count": count,
                                 "share_of_failures": count / len(failed), "example_id": example.get("id"),
+                                "example_error": example.get("parse_error") or UNKNOWN,
                                 "example_response": _response(example)})
     return {"rates": pd.DataFrame(rate_rows, columns=RATE_COLUMNS),
             "reasons": pd.DataFrame(reason_rows, columns=REASON_COLUMNS)}

@@ -1,6 +1,6 @@
 """One scale per metric, everywhere a number is shown to a reader (tables, figures, report sentences).
 
-Accuracy-type metrics are stored on 0-1 (the long CSV, metrics.json) and shown as **percent (0-100)**;
+Accuracy-type metrics are stored on 0-1 (the long CSV) and shown as **percent (0-100)** (metrics.json, for DVC, too);
 chrF, BLEU and SQuAD exact match / F1 are computed on 0-100 and shown as they are.
 """
 
