@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from analysis_data import LANGUAGES, MODELS, TEMPLATES, write_results
+from analysis_data import LANGUAGES, MODELS, TEMPLATES, report_tables, write_results
 from browser import load_in_chromium, run_chromium
 from conftest import copy_workflow, snakemake
 
@@ -172,24 +172,9 @@ def test_analysis_settings_are_validated(repo_root):
 
 
 def test_single_model_report_says_what_it_cannot_do(tmp_path):
-    from babeleval.analysis import difficulty, headline, parse_failures, report, sensitivity, significance
-    from babeleval.analysis.records import load_raw, load_scores
-    from babeleval import aggregate
+    from babeleval.analysis import report
 
-    raws, scores = write_results(tmp_path, models=["m1"])
-    raw = load_raw(raws)
-    board = headline.add_headline_columns(aggregate.leaderboard(list(load_scores(scores).values())), raws, scores,
-                                          seed=0, n_samples=50)
-    tables = {"leaderboard": board, "sensitivity": sensitivity.template_sensitivity(board),
-              "rank_stability": sensitivity.rank_stability(board)}
-    sig = significance.pairwise(raw, load_scores(scores), seed=0, n_samples=100)
-    tables.update(significance_templates=sig["templates"], significance_models=sig["models"])
-    pf = parse_failures.tables(raw)
-    tables.update(parse_failures=pf["rates"], parse_failure_reasons=pf["reasons"])
-    diff = difficulty.difficulty(raw)
-    gaps = difficulty.crosslingual(raw)
-    tables.update(difficulty_buckets=diff["buckets"], difficulty_patterns=diff["patterns"],
-                  crosslingual_gaps=gaps["gaps"], crosslingual_items=gaps["items"])
+    tables = report_tables(*write_results(tmp_path, models=["m1"]))
     page = report.render(tables, {"belebele": {}}, {"seed": 1})
     assert "Model-vs-model tests need two models; this grid has 1 (m1)." in page
     assert "Ranking models needs two models" in page
