@@ -69,6 +69,14 @@ def test_the_run_ends_with_its_summary(analysed):
     assert "next: results/leaderboard.md (tables), results/report.html (analysis)" in out
 
 
+def test_long_steps_report_progress_in_their_log_and_on_the_console(analysed):
+    console = (analysed / "run-output.txt").read_text(encoding="utf-8")
+    done = "[" + "#" * 20 + "] 100%"
+    for log, line in [("leaderboard.log", f"bootstrapped intervals of 12/12 combinations {done}"),
+                      ("analysis/significance.log", f"compared 10/10 groups of templates or models {done}")]:
+        assert line in (analysed / "results/logs" / log).read_text(encoding="utf-8") and line in console, log
+
+
 def test_settings_reach_the_jobs(analysed):
     from babeleval.analysis.bootstrap import interval_for
     from babeleval.analysis.records import load_raw
