@@ -33,14 +33,15 @@ OUTCOMES = {
 REASONS = ["no choice letter (A, B, C, D) at the start of the answer", "empty response"]
 
 
-def records(model: str, language: str, template: str) -> list[dict]:
+def records(model: str, language: str, template: str, outcomes: dict[tuple, str] = OUTCOMES) -> list[dict]:
     out = []
-    for k, (item_id, flag) in enumerate(zip(IDS, OUTCOMES[(model, language, template)])):
+    flags = outcomes[(model, language, template)]
+    for k, (item_id, flag) in enumerate(zip(IDS, flags)):
         failed = flag == "x"
         # parse failures: the first two failures of a file are "no letter", later ones "empty response"
         reason = None
         if failed:
-            earlier = OUTCOMES[(model, language, template)][:k].count("x")
+            earlier = flags[:k].count("x")
             reason = REASONS[0] if earlier < 2 else REASONS[1]
         record = {"id": item_id, "language": language, "prompt": f"P: passage {item_id}\nQ: ...\nAnswer:",
                   "answer": 0, "gold": "A", "choices": ["w", "x", "y", "z"], "parsed": not failed,
@@ -62,24 +63,28 @@ def metrics(recs: list[dict], template: str) -> dict[str, float]:
     return {"acc": acc, "parse_failure_rate": sum(not r["parsed"] for r in recs) / len(recs)}
 
 
-def write_results(root: Path, models: list[str] = MODELS) -> tuple[list[Path], list[Path]]:
-    """Write results/raw and results/scores under ``root``; return (raw files, score files)."""
+def write_results(root: Path, models: list[str] = MODELS,
+                  outcomes: dict[tuple, str] = OUTCOMES) -> tuple[list[Path], list[Path]]:
+    """Write results/raw and results/scores under ``root``; return (raw files, score files).
+
+    ``outcomes``: (model, language, template) -> one character per item, as in OUTCOMES.
+    """
     raws, scores = [], []
-    for model in models:
-        for language in LANGUAGES:
-            for template in TEMPLATES:
-                recs = records(model, language, template)
-                raw = root / "results/raw" / model / "belebele" / language / f"{template}.jsonl"
-                raw.parent.mkdir(parents=True, exist_ok=True)
-                raw.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
-                score = root / "results/scores" / model / "belebele" / language / f"{template}.json"
-                score.parent.mkdir(parents=True, exist_ok=True)
-                summary = {"model": model, "task": "belebele", "language": language, "template": template,
-                           "n": len(recs), "metrics": metrics(recs, template),
-                           "parse_failures": sum(not r["parsed"] for r in recs)}
-                score.write_text(json.dumps(summary), encoding="utf-8")
-                raws.append(raw)
-                scores.append(score)
+    for model, language, template in outcomes:
+        if model not in models:
+            continue
+        recs = records(model, language, template, outcomes)
+        raw = root / "results/raw" / model / "belebele" / language / f"{template}.jsonl"
+        raw.parent.mkdir(parents=True, exist_ok=True)
+        raw.write_text("".join(json.dumps(r) + "\n" for r in recs), encoding="utf-8")
+        score = root / "results/scores" / model / "belebele" / language / f"{template}.json"
+        score.parent.mkdir(parents=True, exist_ok=True)
+        summary = {"model": model, "task": "belebele", "language": language, "template": template,
+                   "n": len(recs), "metrics": metrics(recs, template),
+                   "parse_failures": sum(not r["parsed"] for r in recs)}
+        score.write_text(json.dumps(summary), encoding="utf-8")
+        raws.append(raw)
+        scores.append(score)
     return raws, scores
 
 
@@ -111,3 +116,25 @@ REFERENCES = ["the cat sat on the mat", "the quick brown fox jumps", "it is rain
 def translation_records(hypotheses: list[str]) -> list[dict]:
     return [{"id": f"s{i}", "language": "fra_Latn", "hypothesis": h, "references": [r], "correct": None,
              "parsed": True, "parse_error": None} for i, (h, r) in enumerate(zip(hypotheses, REFERENCES))]
+
+
+def report_tables(raws: list[Path], scores: list[Path], n_samples: int = 50) -> dict:
+    """Every table of the report, computed in-process from raw and scores files (as the analysis rules do)."""
+    from babeleval import aggregate
+    from babeleval.analysis import difficulty, headline, parse_failures, sensitivity, significance
+    from babeleval.analysis.records import load_raw, load_scores
+
+    raw = load_raw(raws)
+    board = headline.add_headline_columns(aggregate.leaderboard(list(load_scores(scores).values())), raws, scores,
+                                          seed=0, n_samples=n_samples)
+    tables = {"leaderboard": board, "sensitivity": sensitivity.template_sensitivity(board),
+              "rank_stability": sensitivity.rank_stability(board)}
+    sig = significance.pairwise(raw, load_scores(scores), seed=0, n_samples=2 * n_samples)
+    tables.update(significance_templates=sig["templates"], significance_models=sig["models"])
+    pf = parse_failures.tables(raw)
+    tables.update(parse_failures=pf["rates"], parse_failure_reasons=pf["reasons"])
+    diff = difficulty.difficulty(raw)
+    gaps = difficulty.crosslingual(raw)
+    tables.update(difficulty_buckets=diff["buckets"], difficulty_patterns=diff["patterns"],
+                  crosslingual_gaps=gaps["gaps"], crosslingual_items=gaps["items"])
+    return tables

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from analysis_data import LANGUAGES, MODELS, TEMPLATES, write_results
+from analysis_data import LANGUAGES, MODELS, TEMPLATES, report_tables, write_results
 from browser import load_in_chromium, run_chromium
 from conftest import copy_workflow, snakemake
 
@@ -67,6 +67,14 @@ def test_the_run_ends_with_its_summary(analysed):
     assert "12 combinations: 0 run, 12 reused (up to date), 0 failed or not run" in out
     assert "  parse failures: 11 of 60 generated answers (18.3%)" in out
     assert "next: results/leaderboard.md (tables), results/report.html (analysis)" in out
+
+
+def test_long_steps_report_progress_in_their_log_and_on_the_console(analysed):
+    console = (analysed / "run-output.txt").read_text(encoding="utf-8")
+    done = "[" + "#" * 20 + "] 100%"
+    for log, line in [("leaderboard.log", f"bootstrapped intervals of 12/12 combinations {done}"),
+                      ("analysis/significance.log", f"compared 10/10 groups of templates or models {done}")]:
+        assert line in (analysed / "results/logs" / log).read_text(encoding="utf-8") and line in console, log
 
 
 def test_settings_reach_the_jobs(analysed):
@@ -172,24 +180,9 @@ def test_analysis_settings_are_validated(repo_root):
 
 
 def test_single_model_report_says_what_it_cannot_do(tmp_path):
-    from babeleval.analysis import difficulty, headline, parse_failures, report, sensitivity, significance
-    from babeleval.analysis.records import load_raw, load_scores
-    from babeleval import aggregate
+    from babeleval.analysis import report
 
-    raws, scores = write_results(tmp_path, models=["m1"])
-    raw = load_raw(raws)
-    board = headline.add_headline_columns(aggregate.leaderboard(list(load_scores(scores).values())), raws, scores,
-                                          seed=0, n_samples=50)
-    tables = {"leaderboard": board, "sensitivity": sensitivity.template_sensitivity(board),
-              "rank_stability": sensitivity.rank_stability(board)}
-    sig = significance.pairwise(raw, load_scores(scores), seed=0, n_samples=100)
-    tables.update(significance_templates=sig["templates"], significance_models=sig["models"])
-    pf = parse_failures.tables(raw)
-    tables.update(parse_failures=pf["rates"], parse_failure_reasons=pf["reasons"])
-    diff = difficulty.difficulty(raw)
-    gaps = difficulty.crosslingual(raw)
-    tables.update(difficulty_buckets=diff["buckets"], difficulty_patterns=diff["patterns"],
-                  crosslingual_gaps=gaps["gaps"], crosslingual_items=gaps["items"])
+    tables = report_tables(*write_results(tmp_path, models=["m1"]))
     page = report.render(tables, {"belebele": {}}, {"seed": 1})
     assert "Model-vs-model tests need two models; this grid has 1 (m1)." in page
     assert "Ranking models needs two models" in page

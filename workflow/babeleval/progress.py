@@ -1,6 +1,8 @@
-"""Progress lines with rate and ETA for long steps: ``computed 96/900 (11%), 12.4/s, elapsed 0:08, ETA 1:05``.
+"""Progress lines with a bar, rate and ETA for long steps:
+``computed 96/900 [##------------------] 10%, 12.4/s, elapsed 0:08, ETA 1:05``.
 
-A job's log lines go to its log file and to the console (babeleval.joblog), so one line serves both. The
+A job's log lines go to its log file and to the console (babeleval.joblog), so one line serves both: a whole
+line per report, ASCII only and no carriage return, so a log file holds every report as it was shown. The
 caller reports where its work becomes durable (a committed chunk), so a line never claims more than is kept.
 """
 
@@ -19,12 +21,22 @@ def clock_text(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
+def bar(done: int, total: int, width: int = 20) -> str:
+    """``[##------------------]``: the share done, rounded down so a bar is full only when the work is."""
+    filled = min(width, done * width // total) if total > 0 else 0
+    return "[" + "#" * filled + "-" * (width - filled) + "]"
+
+
 class Progress:
-    """Rate and time left of ``total`` units of work, from when it was created."""
+    """Rate and time left of ``total`` units of work, from when it was created.
+
+    ``what`` says what is done to the units (``computed``, ``scored``) and ``unit`` what they are
+    (``items``, ``combinations``): ``scored 96/900 items [...]``.
+    """
 
     def __init__(self, total: int, what: str = "computed", log: logging.Logger | None = None,
-                 clock: Callable[[], float] = time.monotonic):
-        self.total, self.what = total, what
+                 clock: Callable[[], float] = time.monotonic, unit: str = ""):
+        self.total, self.what, self.unit = total, what, unit
         self.log = log or logging.getLogger("babeleval")
         self.clock = clock
         self.started = clock()
@@ -32,8 +44,10 @@ class Progress:
 
     def line(self, done: int) -> str:
         elapsed = self.clock() - self.started
-        share = f" ({done / self.total:.0%})" if self.total else ""
-        text = f"{self.what} {done}/{self.total}{share}"
+        unit = f" {self.unit}" if self.unit else ""
+        # rounded down, as the bar: 100% only when every unit is done
+        share = f" {bar(done, self.total)} {done * 100 // self.total}%" if self.total else ""
+        text = f"{self.what} {done}/{self.total}{unit}{share}"
         if elapsed <= 0 or done <= 0:
             return text
         rate = done / elapsed

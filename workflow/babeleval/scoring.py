@@ -11,24 +11,31 @@ metric so that a format problem is never mistaken for a knowledge problem.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from . import families
 from .errors import DataError
 from .jsonl import read_jsonl, write_json, write_jsonl
 from .metrics import compute_all
+from .progress import Progress
 from .templates import Template, load_template
 
 
 def score_combination(records: list[dict[str, Any]], template: Template, family: str = "multiple_choice",
-                      metric_options: dict[str, Any] | None = None, metric_names: tuple[str, ...] | None = None
+                      metric_options: dict[str, Any] | None = None, metric_names: tuple[str, ...] | None = None,
+                      on_scored: Callable[[int], None] | None = None
                       ) -> tuple[list[dict], dict[str, float], dict[str, str]]:
     """Per-item raw records (the generation plus what scoring made of it), the metrics and their signatures.
 
     ``metric_names``: the metrics of the combination's resolved record (``babeleval.spec``); without one,
-    the template's (its ``metrics:``, else the family's defaults).
+    the template's (its ``metrics:``, else the family's defaults). ``on_scored``: called with the number of
+    records scored so far after each one (a progress line for a large task).
     """
-    scored = [{**record, **families.score_record(family, record, template)} for record in records]
+    scored = []
+    for record in records:
+        scored.append({**record, **families.score_record(family, record, template)})
+        if on_scored is not None:
+            on_scored(len(scored))
     names = tuple(metric_names) if metric_names is not None else families.metrics_for(family, template)
     metrics, signatures = compute_all(names, scored, **(metric_options or {}))
     signatures.update(families.signatures(family, names))
@@ -91,7 +98,9 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
     names = tuple(metric["name"] for metric in resolved["metrics"]) if resolved else None
     records = read_jsonl(generations)
     check_records(records, generations, template, family)
-    scored, metrics, signatures = score_combination(records, template, family, metric_options, names)
+    # a large task (thousands of items, sentence-level chrF) takes a while: say how far it got
+    progress = Progress(len(records), what="scored", unit="items")
+    scored, metrics, signatures = score_combination(records, template, family, metric_options, names, progress.tick)
     write_jsonl(raw_out, scored)
     first = records[0] if records else {}
     summary = {

@@ -30,6 +30,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..progress import Progress
+
 DEFAULT_SAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
 
@@ -253,20 +255,17 @@ def leaderboard_intervals(frame, raw_files: Sequence[str], *, seed: int, n_sampl
     wanted: dict[tuple, list[str]] = {}
     for row in frame.itertuples(index=False):
         wanted.setdefault((row.model, row.task, row.language, row.template), []).append(row.metric)
-    from ..progress import Progress
-
     bounds: dict[tuple, tuple[float, float]] = {}
     files = sorted(map(str, raw_files))
-    progress = Progress(len(files), what="bootstrap intervals: combinations")
+    progress = Progress(len(files), what="bootstrapped intervals of", unit="combinations")
     for done, path in enumerate(files, 1):
-        progress.tick(done)
         combo = tuple(combo_from_path(path))
-        if combo not in wanted:
-            continue
-        records = [slim(r) for r in read_jsonl(path)]  # one file at a time; slim keeps what metrics read
-        for metric in wanted[combo]:
-            bounds[(*combo, metric)] = interval_for(metric, records, seed=seed, n_samples=n_samples,
-                                                    confidence=confidence)
+        if combo in wanted:
+            records = [slim(r) for r in read_jsonl(path)]  # one file at a time; slim keeps what metrics read
+            for metric in wanted[combo]:
+                bounds[(*combo, metric)] = interval_for(metric, records, seed=seed, n_samples=n_samples,
+                                                        confidence=confidence)
+        progress.tick(done)
     keys = zip(frame["model"], frame["task"], frame["language"], frame["template"], frame["metric"])
     cis = [bounds.get(key, (float("nan"), float("nan"))) for key in keys]
     out = frame.copy()

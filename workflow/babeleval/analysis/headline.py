@@ -17,6 +17,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from ..progress import Progress
 from .bootstrap import DEFAULT_CONFIDENCE, DEFAULT_SAMPLES, interval_for
 from .units import PARSED_ACCURACY
 
@@ -73,19 +74,21 @@ def add_headline_columns(frame: pd.DataFrame, raw_files: Sequence[str | Path], s
     present = set(zip(frame["model"], frame["task"], frame["language"], frame["template"]))
     chance: dict[tuple, float | None] = {}
     extra_rows = []
-    for path in sorted(map(str, raw_files)):
+    files = sorted(map(str, raw_files))
+    progress = Progress(len(files), what="bootstrapped parsed-item accuracy of", unit="combinations")
+    for done, path in enumerate(files, 1):
         combo = tuple(combo_from_path(path))
-        if combo not in present:
-            continue
-        full = read_jsonl(path)
-        chance[combo] = chance_level(full)
-        records = [slim(r) for r in full]
-        del full
-        row = parsed_accuracy_row(combo, records, seed=seed, n_samples=n_samples, confidence=confidence)
-        if row is not None and "acc" in set(frame.loc[(frame["model"] == combo[0]) & (frame["task"] == combo[1])
-                                                      & (frame["language"] == combo[2])
-                                                      & (frame["template"] == combo[3]), "metric"]):
-            extra_rows.append(row)
+        if combo in present:
+            full = read_jsonl(path)
+            chance[combo] = chance_level(full)
+            records = [slim(r) for r in full]
+            del full
+            row = parsed_accuracy_row(combo, records, seed=seed, n_samples=n_samples, confidence=confidence)
+            if row is not None and "acc" in set(frame.loc[(frame["model"] == combo[0]) & (frame["task"] == combo[1])
+                                                          & (frame["language"] == combo[2])
+                                                          & (frame["template"] == combo[3]), "metric"]):
+                extra_rows.append(row)
+        progress.tick(done)
     truncated = {}
     for path in score_files:
         summary = json.loads(Path(path).read_text(encoding="utf-8"))

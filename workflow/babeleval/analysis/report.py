@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import html
+import struct
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +42,19 @@ MISSING = {
 }
 
 
-def data_uri(path: str | Path) -> str:
-    return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
+# A figure drawn wide (many languages) is shown at no less than this share of its drawn size and scrolls sideways
+# in its own box, as a wide table does, rather than being shrunk to the column until its labels cannot be read.
+MIN_FIGURE_SCALE = 0.6
+
+
+def figure_html(path: str | Path, caption: str) -> Markup:
+    """A PNG embedded as a ``data:`` URI with its caption; the PNG header gives the width it was drawn at."""
+    data = Path(path).read_bytes()
+    drawn_width = struct.unpack(">I", data[16:20])[0]
+    src = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+    return Markup(f'<figure><div class="figure-scroll"><img src="{src}" alt="{html.escape(caption)}" '
+                  f'style="min-width: {round(drawn_width * MIN_FIGURE_SCALE)}px"></div>'
+                  f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
 
 def _cell(value: Any) -> str:
@@ -152,7 +164,7 @@ def paper_blocks(lb: pd.DataFrame) -> list[dict[str, Any]]:
     return blocks
 
 
-def figure_items(figures: dict[str, dict[str, str]], tasks: list[str]) -> dict[str, list[dict[str, str]]]:
+def figure_items(figures: dict[str, dict[str, str]], tasks: list[str]) -> dict[str, list[dict[str, Any]]]:
     """task -> its figures in a fixed order, with the reason in place of each figure a task cannot have."""
     out = {}
     for task in tasks:
@@ -160,9 +172,9 @@ def figure_items(figures: dict[str, dict[str, str]], tasks: list[str]) -> dict[s
         items = []
         for kind in ("heatmap", "template_spread", "parse_failures"):
             if kind in drawn:
-                items.append({"src": data_uri(drawn[kind]), "caption": CAPTIONS[kind].format(task=task)})
+                items.append({"figure": figure_html(drawn[kind], CAPTIONS[kind].format(task=task))})
             elif kind in MISSING:
-                items.append({"src": "", "caption": MISSING[kind].format(task=task)})
+                items.append({"figure": None, "caption": MISSING[kind].format(task=task)})
         out[task] = items
     return out
 

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ..progress import Progress
 from .bootstrap import DEFAULT_SAMPLES, ItemData, item_data, resample_indices
 from .records import Combo
 
@@ -124,11 +125,9 @@ def pairwise(raw: dict[Combo, list[dict]], scores: dict[Combo, dict] | None = No
     for combo in raw:
         groups.setdefault(("template", combo.model, combo.task, combo.language), {})[combo.template] = combo
         groups.setdefault(("model", combo.template, combo.task, combo.language), {})[combo.model] = combo
-    from ..progress import Progress
-
-    progress = Progress(len(groups), what="paired tests: groups")
+    # a group: the templates of one model and language, or the models of one template and language
+    progress = Progress(len(groups), what="compared", unit="groups of templates or models")
     for done, ((kind, fixed, task, language), members) in enumerate(sorted(groups.items()), 1):
-        progress.tick(done)
         for a, b in itertools.combinations(sorted(members), 2):
             ca, cb = members[a], members[b]
             shared = [m for m in _metrics(scores, ca) if m in set(_metrics(scores, cb))]
@@ -138,6 +137,7 @@ def pairwise(raw: dict[Combo, list[dict]], scores: dict[Combo, dict] | None = No
                     continue
                 row.update(comparison=f"{kind} vs {kind}", task=task, language=language, fixed=fixed, a=a, b=b)
                 (template_rows if kind == "template" else model_rows).append(row)
+        progress.tick(done)
     return {"templates": correct(pd.DataFrame(template_rows, columns=COLUMNS), alpha),
             "models": correct(pd.DataFrame(model_rows, columns=COLUMNS), alpha)}
 

@@ -34,6 +34,7 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
+from ..progress import Progress
 from ..variants import AXES, DEFAULTS, NAME_SEPARATOR, split_name
 from .records import Combo
 
@@ -103,7 +104,8 @@ def spread_table(matrices: dict[tuple, pd.DataFrame], samples: int = 1000, confi
                  seed: int = 0) -> pd.DataFrame:
     rows = []
     alpha = (1 - confidence) / 2
-    for (model, task, language, family), frame in matrices.items():
+    progress = Progress(len(matrices), what="bootstrapped variant spreads of", unit="(model, language) cells")
+    for done, ((model, task, language, family), frame) in enumerate(matrices.items(), 1):
         values = frame.to_numpy()
         n = len(values)
         accs = values.mean(axis=0)
@@ -123,6 +125,7 @@ def spread_table(matrices: dict[tuple, pd.DataFrame], samples: int = 1000, confi
         row["spread_noise"] = float(null.mean())
         row["p_spread"] = float((1 + np.sum(null >= point["spread"] - 1e-12)) / (samples + 1))
         rows.append(row)
+        progress.tick(done)
     columns = ["model", "task", "language", "family", "n_variants", "n_items", "mean", "min", "max",
                "spread", "spread_low", "spread_high", "spread_noise", "p_spread", "sd", "sd_low", "sd_high",
                "iqr", "iqr_low", "iqr_high",

@@ -7,16 +7,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .report import data_uri, table_html
+from .report import figure_html, table_html
 
 
 def note(text: str) -> str:
     return f'<p class="note">{html.escape(text)}</p>'
-
-
-def figure_html(path: str | Path, caption: str) -> str:
-    return (f'<figure><img src="{data_uri(path)}" alt="{html.escape(caption)}">'
-            f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
 
 def findings(tables: dict[str, pd.DataFrame]) -> list[str]:
