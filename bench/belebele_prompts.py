@@ -11,6 +11,7 @@ lm-evaluation-harness (bench/lmeval_mc.py), so the two score exactly the same st
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any, Iterator
@@ -71,3 +72,15 @@ def write_results(path: str | Path, ids: list[str], logprobs: list[list[float]])
         for id_, lps in zip(ids, logprobs, strict=True):
             handle.write(json.dumps({"id": id_, "logprobs": [float(x) for x in lps]}, ensure_ascii=False) + "\n")
     tmp.replace(path)
+
+
+def add_model_arguments(parser: argparse.ArgumentParser, *, repeats: int | None = None) -> None:
+    """The arguments every model-running benchmark takes: the model, the Belebele-format data, the batch
+    size, device and dtype, and (where it times repeated runs) how many."""
+    parser.add_argument("--model", required=True, help="a local model directory (or hub id)")
+    parser.add_argument("--data", required=True, help="Belebele-format JSON Lines")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--dtype", default="float32")
+    if repeats is not None:
+        parser.add_argument("--repeats", type=int, default=repeats)

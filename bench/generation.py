@@ -29,17 +29,26 @@ sys.path.insert(0, str(HERE.parent / "workflow"))
 import belebele_prompts as prompts  # noqa: E402
 
 
+def left_padded(backend, texts: list[str]):
+    """Token ids and attention mask of ``texts`` as one left-padded batch, as ``model.generate`` takes them."""
+    import torch
+
+    encoded = [backend.encode(t) for t in texts]
+    width = max(map(len, encoded))
+    ids = torch.full((len(encoded), width), backend.pad_id, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for r, e in enumerate(encoded):
+        ids[r, width - len(e):] = torch.tensor(e)
+        mask[r, width - len(e):] = 1
+    return ids, mask
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--data", required=True)
+    prompts.add_model_arguments(parser, repeats=3)
     parser.add_argument("--prompts", type=int, default=64)
     parser.add_argument("--max-new-tokens", type=int, default=32)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--mode", choices=("both", "backend"), default="both")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", default="float32")
     parser.add_argument("--out", default=None, help="write the backend's responses here (JSON Lines)")
     args = parser.parse_args(argv)
 
@@ -67,13 +76,8 @@ def main(argv: list[str] | None = None) -> None:
 
     @torch.inference_mode()
     def ceiling() -> int:
-        encoded = [backend.encode(t) for t in texts]
-        width = max(map(len, encoded))
-        ids = torch.full((len(encoded), width), backend.pad_id, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        for r, e in enumerate(encoded):
-            ids[r, width - len(e):] = torch.tensor(e)
-            mask[r, width - len(e):] = 1
+        ids, mask = left_padded(backend, texts)
+        width = ids.shape[1]
         out = model.generate(input_ids=ids.to(backend.device), attention_mask=mask.to(backend.device),
                              max_new_tokens=args.max_new_tokens, do_sample=False, pad_token_id=backend.pad_id,
                              eos_token_id=tok.eos_token_id)

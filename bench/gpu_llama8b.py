@@ -28,6 +28,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "workflow"))
 
 import belebele_prompts as prompts  # noqa: E402
+from generation import left_padded  # noqa: E402
 
 LLAMA3_8B = dict(vocab_size=128256, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
                  num_attention_heads=32, num_key_value_heads=8, max_position_embeddings=8192, rope_theta=500000.0,
@@ -134,13 +135,8 @@ def generation(torch, backend, rows: list[dict], max_new: int, device: str) -> d
     hf_tokens = sum(r.n_completion_tokens for r in results)
 
     tok = backend.tokenizer
-    encoded = [backend.encode(t) for t in texts]
-    width = max(map(len, encoded))
-    ids = torch.full((len(encoded), width), backend.pad_id, dtype=torch.long)
-    mask = torch.zeros_like(ids)
-    for r, e in enumerate(encoded):
-        ids[r, width - len(e):] = torch.tensor(e)
-        mask[r, width - len(e):] = 1
+    ids, mask = left_padded(backend, texts)
+    width = ids.shape[1]
     sync(torch, device)
     started = time.perf_counter()
     with torch.inference_mode():

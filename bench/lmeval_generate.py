@@ -28,14 +28,9 @@ import belebele_prompts as prompts  # noqa: E402
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--data", required=True)
+    prompts.add_model_arguments(parser, repeats=1)
     parser.add_argument("--prompts", type=int, default=64)
     parser.add_argument("--max-new-tokens", type=int, default=32)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", default="float32")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
 

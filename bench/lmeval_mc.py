@@ -28,13 +28,9 @@ import belebele_prompts as prompts  # noqa: E402
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--data", required=True)
+    prompts.add_model_arguments(parser)
     parser.add_argument("--choices", required=True, choices=prompts.CHOICES)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", default="float32")
     parser.add_argument("--add-bos-token", default=None, metavar="true|false",
                         help="lm-eval's add_bos_token model argument (default: unset, the tokenizer's own)")
     parser.add_argument("--threads", type=int, default=None)

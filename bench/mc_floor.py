@@ -30,13 +30,8 @@ import belebele_prompts as prompts  # noqa: E402
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--data", required=True)
+    prompts.add_model_arguments(parser, repeats=3)
     parser.add_argument("--choices", required=True, choices=prompts.CHOICES)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", default="float32")
     args = parser.parse_args(argv)
 
     import torch

@@ -33,13 +33,9 @@ def parse_bool(value: str) -> bool | None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="a local model directory (or hub id)")
-    parser.add_argument("--data", required=True, help="Belebele-format JSON Lines")
+    prompts.add_model_arguments(parser)
     parser.add_argument("--choices", required=True, choices=prompts.CHOICES)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--batch-size", type=int, default=16, help="items per forward pass (default 16)")
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", default="float32")
     parser.add_argument("--add-bos-token", type=parse_bool, default=None, metavar="auto|true|false")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
     parser.add_argument("--limit", type=int, default=None)
