@@ -6,69 +6,35 @@ faults that retrying can fix are retried first (table: tests/README.md).
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from scripted_server import Scripted, send
 
-openai_api = pytest.importorskip("babeleval.backends.openai_api", reason="the API backend (issue 4) is not here yet")
-
-from babeleval.backends.base import Decoding, GenerationRequest  # noqa: E402
-from babeleval.errors import BackendError  # noqa: E402
+from babeleval.backends import openai_api
+from babeleval.backends.base import Decoding, GenerationRequest
+from babeleval.errors import BackendError
 
 KEY = "sk-babeleval-catalogue-5b2e8f61c0"
 OK = {"choices": [{"text": " B", "index": 0, "finish_reason": "stop"}],
       "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
 
 
-class Server:
+class Server(Scripted):
     """Answers each POST with the next scripted (status, body, delay); the last one repeats."""
 
     def __init__(self, script):
-        self.script, self.calls, self.headers = list(script), 0, []
-        outer = self
+        self.script, self.calls = list(script), 0
+        super().__init__(self._next)
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                outer.headers.append(dict(self.headers))
-                status, body, delay = outer.script[min(outer.calls, len(outer.script) - 1)]
-                outer.calls += 1
-                time.sleep(delay)
-                data = body if isinstance(body, bytes) else json.dumps(body).encode()
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    if status == 429:
-                        self.send_header("Retry-After", "0")
-                    if status == 302:
-                        self.send_header("Location", "http://127.0.0.1:9/v1/completions")
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
-                    pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-    @property
-    def url(self):
-        return f"http://127.0.0.1:{self.httpd.server_port}/v1"
+    def _next(self, handler, _server):
+        status, body, delay = self.script[min(self.calls, len(self.script) - 1)]
+        self.calls += 1
+        time.sleep(delay)
+        headers = [("Retry-After", "0")] if status == 429 else []
+        if status == 302:
+            headers.append(("Location", "http://127.0.0.1:9/v1/completions"))
+        send(handler, status, body, headers)
 
 
 def backend(server, monkeypatch, **spec):
