@@ -172,20 +172,22 @@ def _shut(sock: socket.socket) -> None:
         pass
 
 
-class _WatchedHTTPConnection(http.client.HTTPConnection):
+class _Watched:
+    """A connection whose socket (after TLS, for HTTPS) is handed to the current request's deadline watch."""
+
     def connect(self) -> None:
-        super().connect()
+        super().connect()  # type: ignore[misc]
         watch = getattr(_watch, "current", None)
         if watch is not None:
-            watch.attach(self.sock)
+            watch.attach(self.sock)  # type: ignore[attr-defined]
 
 
-class _WatchedHTTPSConnection(http.client.HTTPSConnection):
-    def connect(self) -> None:
-        super().connect()
-        watch = getattr(_watch, "current", None)
-        if watch is not None:
-            watch.attach(self.sock)
+class _WatchedHTTPConnection(_Watched, http.client.HTTPConnection):
+    pass
+
+
+class _WatchedHTTPSConnection(_Watched, http.client.HTTPSConnection):
+    pass
 
 
 class _WatchedHTTPHandler(urllib.request.HTTPHandler):
