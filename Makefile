@@ -20,10 +20,14 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 # --rerun-incomplete: a run killed earlier resumes (docs/troubleshooting.md). `dvc commit` then records what the
-# run built in dvc.lock, so the first `dvc exp run` reuses it instead of deleting it (docs/experiments.md).
+# run built in dvc.lock, so the first `dvc exp run` reuses it instead of deleting it, and the offline page
+# template makes `dvc plots diff` draw without a network (docs/experiments.md).
 run: $(BIN)/.installed
 	$(BIN)/snakemake --cores $(CORES) --resources gpu=1 --rerun-incomplete
-	@if [ -d .dvc ] && git rev-parse --git-dir >/dev/null 2>&1; then $(BIN)/dvc commit --force --quiet evaluate; fi
+	@if [ -d .dvc ] && git rev-parse --git-dir >/dev/null 2>&1; then \
+		$(BIN)/dvc commit --force --quiet evaluate \
+		&& $(BIN)/python -m babeleval.dvc_plots >/dev/null \
+		&& $(BIN)/dvc config --local plots.html_template tmp/offline_plots.html; fi
 
 test: $(BIN)/.installed
 	$(BIN)/python -m pytest
