@@ -15,7 +15,7 @@ min_version("9.0")
 
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
-from babeleval.config import read_params_file
+from babeleval.grid.params import read_params_file
 
 # An empty params.yaml, or one that is not YAML, stops here with the file and line
 # (configfile: would say neither).

@@ -54,8 +54,8 @@ def main(argv: list[str] | None = None) -> None:
 
     import torch
 
-    from babeleval.backends.base import Decoding, GenerationRequest
-    from babeleval.backends.hf import HFBackend
+    from babeleval.generate.backends.base import Decoding, GenerationRequest
+    from babeleval.generate.backends.hf import HFBackend
 
     backend = HFBackend({"backend": "hf", "device": args.device, "dtype": args.dtype, "batch_size": args.batch_size},
                         args.model)

@@ -69,7 +69,7 @@ def tokenizer(data_dir: Path):
 def build_backend(torch, shape: dict, device: str, dtype, tok, batch_size: int):
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from babeleval.backends.hf import HFBackend
+    from babeleval.generate.backends.hf import HFBackend
 
     config = LlamaConfig(**shape, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
                          pad_token_id=tok.pad_token_id, attn_implementation="sdpa")
@@ -99,7 +99,7 @@ def model_flops(config, tokens: int, attended: int, logits: int) -> float:
 
 
 def mc_scoring(torch, backend, config, rows: list[dict], choices: str, device: str) -> dict:
-    from babeleval.backends.base import LoglikelihoodRequest
+    from babeleval.generate.backends.base import LoglikelihoodRequest
 
     requests = [LoglikelihoodRequest(c, tuple(x)) for _, c, x in prompts.requests(rows, choices)]
     encoded = [backend.encode_request(r.context, r.continuations) for r in requests]
@@ -122,7 +122,7 @@ def mc_scoring(torch, backend, config, rows: list[dict], choices: str, device: s
 
 
 def generation(torch, backend, rows: list[dict], max_new: int, device: str) -> dict:
-    from babeleval.backends.base import Decoding, GenerationRequest
+    from babeleval.generate.backends.base import Decoding, GenerationRequest
 
     texts = [prompts.context(r, "letters") for r in rows]
     requests = [GenerationRequest(t, max_new) for t in texts]

@@ -2,7 +2,7 @@
 
 - ``llama30m/``: a random-weight Llama with 8 layers and hidden size 512 (about 30M parameters with
   its 8192-row embedding and output matrices), and a byte-level BPE tokenizer trained on the bundled
-  Belebele sample, the way babeleval.tiny builds the pipeline's tiny model; saved with
+  Belebele sample, the way babeleval.generate.tiny_model builds the pipeline's tiny model; saved with
   ``save_pretrained`` so both harnesses load it through ``from_pretrained``.
 - ``belebele200.jsonl``: 200 items in Belebele's official row format, recombined from the bundled
   sample (4 languages): sentences of a passage reordered, sometimes extended with sentences of another
@@ -37,7 +37,7 @@ def build_model(out: Path, seed: int) -> int:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM
 
-    from babeleval import tiny
+    from babeleval.generate import tiny_model as tiny
 
     tokenizer = tiny.train_tokenizer(tiny.corpus(sorted(SAMPLE.glob("*.jsonl"))), MODEL["vocab_size"])
     assert len(tokenizer) <= MODEL["vocab_size"], len(tokenizer)

@@ -36,8 +36,8 @@ def main(argv: list[str] | None = None) -> None:
 
     import torch
 
-    from babeleval.backends.base import LoglikelihoodRequest
-    from babeleval.backends.hf import HFBackend
+    from babeleval.generate.backends.base import LoglikelihoodRequest
+    from babeleval.generate.backends.hf import HFBackend
 
     backend = HFBackend({"backend": "hf", "device": args.device, "dtype": args.dtype, "batch_size": args.batch_size},
                         args.model)

@@ -43,8 +43,8 @@ def main(argv: list[str] | None = None) -> None:
 
     import torch
 
-    from babeleval.backends.base import LoglikelihoodRequest
-    from babeleval.backends.hf import HFBackend
+    from babeleval.generate.backends.base import LoglikelihoodRequest
+    from babeleval.generate.backends.hf import HFBackend
 
     if args.threads:
         torch.set_num_threads(args.threads)

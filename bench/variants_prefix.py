@@ -22,11 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "workflow"))
 
-from babeleval.backends.base import LoglikelihoodRequest  # noqa: E402
-from babeleval.render import build_requests  # noqa: E402
+from babeleval.generate.backends.base import LoglikelihoodRequest  # noqa: E402
+from babeleval.prompts.render import build_requests  # noqa: E402
 from babeleval.tasks import get_task  # noqa: E402
-from babeleval.templates import load_template  # noqa: E402
-from babeleval.variants import variant_name  # noqa: E402
+from babeleval.prompts.templates import load_template  # noqa: E402
+from babeleval.prompts.variants import variant_name  # noqa: E402
 
 # choice order and enumerator only: every variant shares the passage and question text
 ORDERS = ["orig", "rev", "p1", "p2", "p3", "p4", "p5", "p6"]
@@ -69,13 +69,13 @@ def main() -> int:
     parser.add_argument("--languages", nargs="*", default=None, help="default: every file in --data")
     args = parser.parse_args()
 
-    from babeleval.backends.hf import HFBackend
+    from babeleval.generate.backends.hf import HFBackend
 
     data = Path(args.data)
     languages = args.languages or sorted(p.stem for p in data.glob("*.jsonl"))
     model = args.model
     if model is None:
-        from babeleval import tiny
+        from babeleval.generate import tiny_model as tiny
 
         model = str(tiny.build(Path(tempfile.mkdtemp()) / "random-llama", sorted(data.glob("*.jsonl")),
                                hidden_size=args.hidden, layers=args.layers, heads=max(4, args.hidden // 64)))

@@ -120,21 +120,21 @@ def translation_records(hypotheses: list[str]) -> list[dict]:
 
 def report_tables(raws: list[Path], scores: list[Path], n_samples: int = 50) -> dict:
     """Every table of the report, computed in-process from raw and scores files (as the analysis rules do)."""
-    from babeleval import aggregate
-    from babeleval.analysis import difficulty, headline, parse_failures, sensitivity, significance
+    from babeleval.analysis import leaderboard as aggregate
+    from babeleval.analysis import headline, item_difficulty, parse_failures, significance, template_sensitivity
     from babeleval.analysis.records import load_raw, load_scores
 
     raw = load_raw(raws)
     board = headline.add_headline_columns(aggregate.leaderboard(list(load_scores(scores).values())), raws, scores,
                                           seed=0, n_samples=n_samples)
-    tables = {"leaderboard": board, "sensitivity": sensitivity.template_sensitivity(board),
-              "rank_stability": sensitivity.rank_stability(board)}
+    tables = {"leaderboard": board, "sensitivity": template_sensitivity.template_sensitivity(board),
+              "rank_stability": template_sensitivity.rank_stability(board)}
     sig = significance.pairwise(raw, load_scores(scores), seed=0, n_samples=2 * n_samples)
     tables.update(significance_templates=sig["templates"], significance_models=sig["models"])
     pf = parse_failures.tables(raw)
     tables.update(parse_failures=pf["rates"], parse_failure_reasons=pf["reasons"])
-    diff = difficulty.difficulty(raw)
-    gaps = difficulty.crosslingual(raw)
+    diff = item_difficulty.difficulty(raw)
+    gaps = item_difficulty.crosslingual(raw)
     tables.update(difficulty_buckets=diff["buckets"], difficulty_patterns=diff["patterns"],
                   crosslingual_gaps=gaps["gaps"], crosslingual_items=gaps["items"])
     return tables

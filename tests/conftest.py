@@ -24,7 +24,7 @@ def repo_root() -> Path:
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory) -> Path:
     """The builtin tiny Llama, built the way the workflow builds it (same data, seed 0)."""
-    from babeleval import tiny
+    from babeleval.generate import tiny_model as tiny
 
     out = tmp_path_factory.mktemp("models") / "tiny-llama"
     return tiny.build(out, sorted((SAMPLES / "belebele").glob("*.jsonl")))

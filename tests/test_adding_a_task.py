@@ -23,7 +23,7 @@ TASK_MODULE = '''
 
 from pathlib import Path
 
-from babeleval.errors import DataError
+from babeleval.core.errors import DataError
 from babeleval.tasks.base import Task
 from babeleval.tasks.sources import read_local_jsonl
 
@@ -117,8 +117,8 @@ def test_a_task_from_a_temporary_directory_runs_end_to_end(tmp_path, tiny_model_
 
 
 def test_a_task_module_that_defines_no_task_is_refused(tmp_path):
-    from babeleval.config import validate
-    from babeleval.errors import ConfigError
+    from babeleval.grid.params import validate
+    from babeleval.core.errors import ConfigError
 
     empty = tmp_path / "nothing.py"
     empty.write_text("X = 1\n", encoding="utf-8")

@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from analysis_data import HYPOTHESES_A, REFERENCES, translation_records, write_results
-from babeleval import aggregate
+from babeleval.analysis import leaderboard as aggregate
 from babeleval.analysis import bootstrap
 
 
@@ -107,7 +107,7 @@ def test_missing_raw_file_leaves_cells_empty(tmp_path):
 
 
 def test_analysis_modules_do_not_import_torch():
-    modules = ["records", "bootstrap", "sensitivity", "significance", "parse_failures", "difficulty", "plots",
+    modules = ["records", "bootstrap", "template_sensitivity", "significance", "parse_failures", "item_difficulty", "plots",
                "report"]
     code = ("import sys\n" + "".join(f"import babeleval.analysis.{m}\n" for m in modules)
             + "heavy = [m for m in ('torch', 'transformers', 'datasets') if m in sys.modules]\n"

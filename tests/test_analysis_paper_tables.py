@@ -6,7 +6,7 @@ import json
 import pandas as pd
 
 from analysis_data import write_results
-from babeleval import aggregate
+from babeleval.analysis import leaderboard as aggregate
 from babeleval.analysis import headline, paper_tables
 from babeleval.analysis.records import read_table
 

@@ -165,8 +165,8 @@ def test_report_renders_in_headless_chromium(analysed, tmp_path):
 
 
 def test_analysis_settings_are_validated(repo_root):
-    from babeleval.config import validate
-    from babeleval.errors import ConfigError
+    from babeleval.grid.params import validate
+    from babeleval.core.errors import ConfigError
 
     params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
     params["analysis"] = {"confidence": 0.9, "bootstrap_samples": 2000, "alpha": 0.01, "pivot_language": "eng_Latn"}

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from babeleval.analysis import sensitivity
+from babeleval.analysis import template_sensitivity
 
 
 def board(rows):
@@ -22,7 +22,7 @@ LB = board([(m, "belebele", "eng_Latn", t, "acc", v, 10) for (m, t), v in SCORES
 
 
 def test_spread_mean_min_max():
-    table = sensitivity.template_sensitivity(LB)
+    table = template_sensitivity.template_sensitivity(LB)
     row = table[table.model == "a"].iloc[0]
     assert (row.n_templates, row["min"], row["max"], row.best_template, row.worst_template) == (3, 0.4, 0.9, "t1", "t3")
     assert row.spread == pytest.approx(0.5) and row["mean"] == pytest.approx(0.7)
@@ -30,7 +30,7 @@ def test_spread_mean_min_max():
 
 
 def test_rank_correlation_of_models_between_templates():
-    table = sensitivity.rank_stability(LB)
+    table = template_sensitivity.rank_stability(LB)
     models = table[(table.ranked == "models") & (table.within == "language=eng_Latn")]
     pairs = {(r.template_a, r.template_b): r for r in models.itertuples()}
     # t1 orders a > b > c, t2 a > c > b: one discordant pair of three -> tau = (2 - 1) / 3
@@ -45,9 +45,9 @@ def test_rank_correlation_of_models_between_templates():
 
 
 def test_ties_use_tau_b():
-    tau, rho, note = sensitivity.rank_correlation(pd.Series([1, 2, 2, 3]).to_numpy(), pd.Series([1, 3, 2, 4]).to_numpy())
+    tau, rho, note = template_sensitivity.rank_correlation(pd.Series([1, 2, 2, 3]).to_numpy(), pd.Series([1, 3, 2, 4]).to_numpy())
     assert tau == pytest.approx(stats.kendalltau([1, 2, 2, 3], [1, 3, 2, 4]).statistic) and note == ""
-    tau, _, note = sensitivity.rank_correlation(pd.Series([0.5, 0.5]).to_numpy(), pd.Series([0.1, 0.2]).to_numpy())
+    tau, _, note = template_sensitivity.rank_correlation(pd.Series([0.5, 0.5]).to_numpy(), pd.Series([0.1, 0.2]).to_numpy())
     assert math.isnan(tau) and "tied" in note
 
 
@@ -55,9 +55,9 @@ def test_one_model_says_it_needs_two_and_ranks_languages_instead():
     rows = [("solo", "belebele", lang, t, "acc", v, 10)
             for lang, t, v in [("eng_Latn", "t1", 0.9), ("fra_Latn", "t1", 0.5), ("hin_Deva", "t1", 0.3),
                                ("eng_Latn", "t2", 0.7), ("fra_Latn", "t2", 0.6), ("hin_Deva", "t2", 0.2)]]
-    table = sensitivity.rank_stability(board(rows))
+    table = template_sensitivity.rank_stability(board(rows))
     by_models = table[table.ranked == "models"]
-    assert len(by_models) and (by_models.note == sensitivity.NEEDS_TWO_MODELS).all()
+    assert len(by_models) and (by_models.note == template_sensitivity.NEEDS_TWO_MODELS).all()
     assert by_models.kendall_tau.isna().all()
     langs = table[table.ranked == "languages"].iloc[0]
     assert (langs.within, langs.n, langs.kendall_tau) == ("model=solo", 3, pytest.approx(1.0))
@@ -66,6 +66,6 @@ def test_one_model_says_it_needs_two_and_ranks_languages_instead():
 def test_metrics_of_one_template_and_ties():
     rows = [("a", "belebele", "eng_Latn", "t1", "acc", 0.5, 10), ("a", "belebele", "eng_Latn", "t2", "acc", 0.5, 10),
             ("a", "belebele", "eng_Latn", "t1", "acc_norm", 0.6, 10)]
-    table = sensitivity.template_sensitivity(board(rows))
+    table = template_sensitivity.template_sensitivity(board(rows))
     assert list(table["metric"]) == ["acc"]  # acc_norm: one template, no spread to speak of
-    assert (table.iloc[0].spread, table.iloc[0].best_template) == (0.0, sensitivity.TIED)
+    assert (table.iloc[0].spread, table.iloc[0].best_template) == (0.0, template_sensitivity.TIED)

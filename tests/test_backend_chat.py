@@ -4,17 +4,17 @@ import hashlib
 
 import pytest
 
-from babeleval import generate
-from babeleval.backends import load_backend
-from babeleval.backends.base import Decoding, GenerationRequest, LoglikelihoodRequest
-from babeleval.backends.chat import build_messages
-from babeleval.backends.hf import HFBackend
-from babeleval.errors import BackendError
-from babeleval.fingerprint import model_fingerprint
-from babeleval.jsonl import read_jsonl, write_jsonl
-from babeleval.render import build_requests
+from babeleval.generate import job as generate
+from babeleval.generate.backends import load_backend
+from babeleval.generate.backends.base import Decoding, GenerationRequest, LoglikelihoodRequest
+from babeleval.generate.backends.chat import build_messages
+from babeleval.generate.backends.hf import HFBackend
+from babeleval.core.errors import BackendError
+from babeleval.generate.fingerprint import model_fingerprint
+from babeleval.core.jsonl import read_jsonl, write_jsonl
+from babeleval.prompts.render import build_requests
 from babeleval.tasks import get_task
-from babeleval.templates import load_template
+from babeleval.prompts.templates import load_template
 
 TEMPLATE = ("{% for m in messages %}<s>[{{ m.role }}] {{ m.content }}</s>\n{% endfor %}"
             "{% if add_generation_prompt %}[assistant]{% endif %}")

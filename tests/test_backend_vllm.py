@@ -11,11 +11,11 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from babeleval.backends import load_backend
-from babeleval.backends.base import Decoding, GenerationRequest, LoglikelihoodRequest
-from babeleval.backends.hf import HFBackend
-from babeleval.backends.vllm import request_seed
-from babeleval.errors import BackendError
+from babeleval.generate.backends import load_backend
+from babeleval.generate.backends.base import Decoding, GenerationRequest, LoglikelihoodRequest
+from babeleval.generate.backends.hf import HFBackend
+from babeleval.generate.backends.vllm import request_seed
+from babeleval.core.errors import BackendError
 
 
 def test_missing_vllm_says_how_to_install(monkeypatch, tiny_model_dir):
@@ -25,7 +25,7 @@ def test_missing_vllm_says_how_to_install(monkeypatch, tiny_model_dir):
 
 
 def test_importing_the_package_does_not_import_vllm():
-    import babeleval.backends  # noqa: F401
+    import babeleval.generate.backends  # noqa: F401
     assert "vllm" not in sys.modules or sys.modules["vllm"] is None
 
 

@@ -11,9 +11,9 @@ import time
 import pytest
 from scripted_server import Scripted, send
 
-from babeleval.backends import openai_api
-from babeleval.backends.base import Decoding, GenerationRequest
-from babeleval.errors import BackendError
+from babeleval.generate.backends import openai_api
+from babeleval.generate.backends.base import Decoding, GenerationRequest
+from babeleval.core.errors import BackendError
 
 KEY = "sk-babeleval-catalogue-5b2e8f61c0"
 OK = {"choices": [{"text": " B", "index": 0, "finish_reason": "stop"}],

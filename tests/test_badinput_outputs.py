@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from babeleval.errors import DataError
-from babeleval.jsonl import read_jsonl, write_jsonl
-from babeleval.scoring import score_files
+from babeleval.core.errors import DataError
+from babeleval.core.jsonl import read_jsonl, write_jsonl
+from babeleval.score.job import score_files
 
 BINARY = bytes(range(256)).decode("latin-1") + "\udfff\ud800"  # every byte value, NUL included, and two lone surrogates
 

@@ -14,12 +14,13 @@ import sys
 
 import pytest
 
-from babeleval import joblog, preflight
-from babeleval.cache import NoCache, ResponseCache
-from babeleval.config import validate
-from babeleval.errors import BabelevalError, ConfigError, MachineError, StateError
-from babeleval.jsonl import write_jsonl
-from babeleval.redact import MASK
+from babeleval.core import joblog
+from babeleval.generate import preflight
+from babeleval.generate.cache import NoCache, ResponseCache
+from babeleval.grid.params import validate
+from babeleval.core.errors import BabelevalError, ConfigError, MachineError, StateError
+from babeleval.core.jsonl import write_jsonl
+from babeleval.core.redact import MASK
 
 GEN = {"response": "La respuesta es (B)", "prompt_tokens": 12, "completion_tokens": 5, "finish_reason": "stop"}
 LL = {"loglikelihoods": [-1.5, -0.25], "greedy": [False, True], "continuation_tokens": [1, 1], "prompt_tokens": 9}

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from babeleval.errors import DataError
+from babeleval.core.errors import DataError
 from babeleval.tasks import get_task
 
 belebele = get_task("belebele")

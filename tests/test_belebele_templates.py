@@ -2,8 +2,8 @@
 
 import pytest
 
-from babeleval.render import build_requests
-from babeleval.templates import load_template
+from babeleval.prompts.render import build_requests
+from babeleval.prompts.templates import load_template
 
 
 def item(n, language="eng_Latn", passage=None):

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAI
 
-from babeleval import generate
-from babeleval.jsonl import read_jsonl, write_jsonl
+from babeleval.generate import job as generate
+from babeleval.core.jsonl import read_jsonl, write_jsonl
 
 KEY = "sk-test-NEVER-ON-DISK-fedcba9876543210"
 KEY_ENV = "BABELEVAL_TEST_KEY"
@@ -24,8 +24,9 @@ LANGS = [("eng_Latn", 7), ("jpn_Jpan", 5)]
 # K-th chunk, i.e. after K-1 chunks were computed and committed and while the K-th is under way.
 CHILD = r"""
 import json, logging, os, signal, sys
-from babeleval import generate, joblog
-from babeleval.backends import load_backend
+from babeleval.generate import job as generate
+from babeleval.core import joblog
+from babeleval.generate.backends import load_backend
 args = json.loads(sys.argv[1])
 kill_at = args.pop("kill_at", None)
 joblog.setup(args.pop("log_file", None))
@@ -199,7 +200,7 @@ def test_api_errors_keep_what_finished(tmp_path, server, monkeypatch):
     args = job_args(tmp_path, "job", chat_requests, **model, flush_every=100, flush_seconds=100)
     server.script(*[("status", 200, {}, {"choices": [{"message": {"content": "(A)"}, "finish_reason": "stop"}]})] * 5,
                   ("status", 401, {}, {"error": {"message": "invalid key"}}))
-    from babeleval.errors import BackendError
+    from babeleval.core.errors import BackendError
     with pytest.raises(BackendError, match="HTTP 401"):
         generate.run(**args)
     assert cache_rows(Path(args["cache_path"])) >= 5  # flushed on the way out, though no flush was due

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from babeleval.cache import ResponseCache
+from babeleval.generate.cache import ResponseCache
 from conftest import copy_workflow, snakemake
 
 LOCKED = [r"Directory cannot be locked", r"--unlock"]

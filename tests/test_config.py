@@ -5,8 +5,8 @@ import copy
 import pytest
 import yaml
 
-from babeleval.config import load_params, validate
-from babeleval.errors import ConfigError
+from babeleval.grid.params import load_params, validate
+from babeleval.core.errors import ConfigError
 
 
 @pytest.fixture

@@ -3,8 +3,8 @@
 import subprocess
 import sys
 
-MODULES = ["babeleval.config", "babeleval.render", "babeleval.scoring", "babeleval.aggregate",
-           "babeleval.tasks", "babeleval.show", "babeleval.generate"]
+MODULES = ["babeleval.grid.params", "babeleval.prompts.render", "babeleval.score.job", "babeleval.analysis.leaderboard",
+           "babeleval.tasks", "babeleval.cli.show", "babeleval.generate.job"]
 
 
 def test_cpu_modules_do_not_import_torch():

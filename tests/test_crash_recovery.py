@@ -27,9 +27,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from babeleval import generate
-from babeleval.backends import load_backend
-from babeleval.jsonl import read_jsonl, write_jsonl
+from babeleval.generate import job as generate
+from babeleval.generate.backends import load_backend
+from babeleval.core.jsonl import read_jsonl, write_jsonl
 from conftest import copy_workflow, snakemake
 
 LANGUAGES = ["eng_Latn", "jpn_Jpan"]

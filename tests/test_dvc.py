@@ -251,7 +251,7 @@ def test_push_then_pull_into_a_fresh_clone(repo, experiments, tmp_path):
 def test_no_workflow_job_calls_dvc():
     # DVC holds the repository lock while the stage runs: a job calling dvc would deadlock or fail
     calls = re.compile(r"""(\bimport dvc\b|\bfrom dvc\b|["'\s]dvc\s+(add|commit|push|pull|repro|exp|checkout)\b)""")
-    # babeleval.compare reads other revisions through DVC: a command users run between runs, which no job imports
+    # babeleval.cli.compare reads other revisions through DVC: a command users run between runs, which no job imports
     user_commands = {ROOT / "workflow/babeleval/compare.py"}
     for path in sorted((ROOT / "workflow").rglob("*")):
         if path.suffix in {".py", ".smk", ".sh"} and path.is_file():

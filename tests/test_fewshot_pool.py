@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from babeleval.errors import DataError, TemplateError
-from babeleval.render import build_requests
-from babeleval.scoring import fewshot_shown
-from babeleval.templates import FewShot, Template, load_template
+from babeleval.core.errors import DataError, TemplateError
+from babeleval.prompts.render import build_requests
+from babeleval.score.job import fewshot_shown
+from babeleval.prompts.templates import FewShot, Template, load_template
 
 QUESTIONS = ["Wie viele Beine hat eine Spinne?", "ما عاصمة مصر؟", "東京は何県ですか?", "Сколько дней в неделе?",
              "इंद्रधनुष में कितने रंग होते हैं?", "¿Qué idioma se habla en Chile?"]
@@ -59,7 +59,7 @@ def test_allow_fewer_must_be_a_boolean(tmp_path):
 
 
 def test_an_empty_question_or_continuation_stops_naming_the_template():
-    from babeleval.render import continuations
+    from babeleval.prompts.render import continuations
 
     items = _items()
     empty = Template(task="toy", name="empty", path=Path("prompts/toy/empty.yaml"), mode="generate",

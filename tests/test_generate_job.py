@@ -2,9 +2,9 @@
 
 import pytest
 
-from babeleval import generate
-from babeleval.backends import load_backend
-from babeleval.jsonl import read_jsonl, write_jsonl
+from babeleval.generate import job as generate
+from babeleval.generate.backends import load_backend
+from babeleval.core.jsonl import read_jsonl, write_jsonl
 
 SPEC = {"backend": "hf", "dtype": "float32", "device": "cpu", "batch_size": 4}
 

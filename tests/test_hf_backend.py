@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from babeleval.backends.base import Decoding, GenerationRequest, LoglikelihoodRequest
-from babeleval.backends.hf import HFBackend
+from babeleval.generate.backends.base import Decoding, GenerationRequest, LoglikelihoodRequest
+from babeleval.generate.backends.hf import HFBackend
 
 SPEC = {"backend": "hf", "dtype": "float32", "device": "cpu", "batch_size": 3}
 

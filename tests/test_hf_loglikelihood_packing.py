@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from babeleval.backends.base import LoglikelihoodRequest
-from babeleval.backends.hf import HFBackend
+from babeleval.generate.backends.base import LoglikelihoodRequest
+from babeleval.generate.backends.hf import HFBackend
 
 SPEC = {"backend": "hf", "dtype": "float32", "device": "cpu", "batch_size": 4}
 PASSAGE = "The market closes at noon, when the square must be cleared for buses. In winter it moves indoors. " * 3

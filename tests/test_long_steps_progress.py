@@ -7,11 +7,12 @@ import logging
 import re
 
 from analysis_data import write_results
-from babeleval import aggregate, scoring
+from babeleval.analysis import leaderboard as aggregate
+from babeleval.score import job as scoring
 from babeleval.analysis import significance
 from babeleval.analysis.records import load_raw, load_scores
-from babeleval.jsonl import write_jsonl
-from babeleval.progress import Progress
+from babeleval.core.jsonl import write_jsonl
+from babeleval.core.progress import Progress
 
 # answers as models write them: a bare letter, a letter with its text, a sentence, and one in another script
 RESPONSES = ["B", "C. Paris", "The answer is A", "उत्तर (ख) है"]

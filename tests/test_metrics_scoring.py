@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from babeleval.jsonl import read_jsonl, write_jsonl
-from babeleval.render import build_requests
-from babeleval.scoring import score_files
+from babeleval.core.jsonl import read_jsonl, write_jsonl
+from babeleval.prompts.render import build_requests
+from babeleval.score.job import score_files
 from babeleval.tasks import get_task
-from babeleval.templates import load_template
+from babeleval.prompts.templates import load_template
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "data" / "samples"

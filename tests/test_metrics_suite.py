@@ -7,8 +7,9 @@ import math
 import pytest
 import sacrebleu
 
-from babeleval import metrics, qa
-from babeleval.metrics import balanced_accuracy, compute_all, macro_f1
+from babeleval.score import metrics
+from babeleval.score import qa
+from babeleval.score.metrics import balanced_accuracy, compute_all, macro_f1
 
 HYPS = ["The cat sits on the mat.", "A quick brown dog jumps.", "", "Rain is expected tomorrow in the north."]
 REFS = ["The cat sat on the mat.", "The quick brown fox jumps.", "Nothing was said.", "Rain is expected in the north tomorrow."]

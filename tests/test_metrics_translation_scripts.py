@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from babeleval import bleu_tokenizers
-from babeleval.metrics import compute_all
-from babeleval.scoring import metric_options_for
+from babeleval.score import bleu_tokenizers
+from babeleval.score.metrics import compute_all
+from babeleval.score.job import metric_options_for
 
 # (FLORES code, two reference sentences, a half-right translation of each)
 TARGETS = [

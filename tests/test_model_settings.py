@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from babeleval.backends.chat import build_messages
-from babeleval.cache import request_key
-from babeleval.fingerprint import (BACKENDS, IGNORED, MODEL_SETTINGS, OUTPUT, REQUEST, SPEED, model_fingerprint,
+from babeleval.generate.backends.chat import build_messages
+from babeleval.generate.cache import request_key
+from babeleval.generate.fingerprint import (BACKENDS, IGNORED, MODEL_SETTINGS, OUTPUT, REQUEST, SPEED, model_fingerprint,
                                    output_settings, setting_role)
-from babeleval.generate import _payload
+from babeleval.generate.job import _payload
 
 
 def schema_model_keys(repo_root) -> tuple[set[str], list[str]]:
@@ -22,7 +22,7 @@ def test_every_model_key_the_schema_allows_is_classified_for_every_backend(repo_
     keys, backends = schema_model_keys(repo_root)
     assert sorted(backends) == sorted(BACKENDS)
     unclassified = keys - set(MODEL_SETTINGS)
-    assert not unclassified, f"add these model settings to babeleval.fingerprint.MODEL_SETTINGS: {sorted(unclassified)}"
+    assert not unclassified, f"add these model settings to babeleval.generate.fingerprint.MODEL_SETTINGS: {sorted(unclassified)}"
     assert set(MODEL_SETTINGS) == keys, f"settings the schema no longer allows: {sorted(set(MODEL_SETTINGS) - keys)}"
     for key, roles in MODEL_SETTINGS.items():
         assert set(roles) == set(BACKENDS), key
@@ -77,7 +77,7 @@ def model_path(spec: dict) -> str:
 
 
 def cache_key(spec: dict, request: dict) -> str:
-    """The response cache key of one request, as babeleval.generate computes it."""
+    """The response cache key of one request, as babeleval.generate.job computes it."""
     # the model's cap on new tokens enters the request's generation settings (generation_settings in common.smk)
     settings = {"mode": "generate", "max_new_tokens": min(32, spec.get("max_new_tokens") or 32), "stop": ["\n"]}
     messages = build_messages(request, spec) if spec.get("chat") else None

@@ -7,10 +7,10 @@ import traceback
 import pytest
 from fake_openai import FakeOpenAI, echo_logprobs, reply_for
 
-from babeleval.backends import load_backend
-from babeleval.backends.base import Decoding, GenerationRequest, LoglikelihoodRequest
-from babeleval.backends.openai_api import OpenAIBackend, parse_retry_after, rate_limit_resource
-from babeleval.errors import BackendError
+from babeleval.generate.backends import load_backend
+from babeleval.generate.backends.base import Decoding, GenerationRequest, LoglikelihoodRequest
+from babeleval.generate.backends.openai_api import OpenAIBackend, parse_retry_after, rate_limit_resource
+from babeleval.core.errors import BackendError
 
 KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from babeleval.config import validate
-from babeleval.errors import ConfigError
+from babeleval.grid.params import validate
+from babeleval.core.errors import ConfigError
 
 KEY = "sk-cfg-NEVER-SHOWN-0123456789abcdef"
 

@@ -15,10 +15,10 @@ import pytest
 
 from scripted_server import Scripted, send
 
-from babeleval.backends.base import Decoding, GenerationRequest
-from babeleval.backends.openai_api import OpenAIBackend, origin
-from babeleval.errors import BabelevalError, BackendError
-from babeleval.redact import MASK
+from babeleval.generate.backends.base import Decoding, GenerationRequest
+from babeleval.generate.backends.openai_api import OpenAIBackend, origin
+from babeleval.core.errors import BabelevalError, BackendError
+from babeleval.core.redact import MASK
 
 KEY = "sk-origin-test-7c1d2e3f4a5b6c7d"
 ANSWER = {"choices": [{"text": " B", "index": 0, "finish_reason": "stop"}],
@@ -161,8 +161,8 @@ def test_a_server_that_never_accepts_is_bounded_by_the_deadline(monkeypatch):
 def test_deadline_settings_are_valid_and_keep_the_cache(repo_root):
     import yaml
 
-    from babeleval.config import validate
-    from babeleval.fingerprint import model_fingerprint
+    from babeleval.grid.params import validate
+    from babeleval.generate.fingerprint import model_fingerprint
 
     spec = {"backend": "openai", "model": "gpt-4o-mini-2024-07-18", "base_url": "https://api.example.org/v1",
             "api_key_env": "OPENAI_API_KEY", "chat": True}

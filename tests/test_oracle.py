@@ -22,13 +22,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from babeleval import generate, scoring
-from babeleval.config import validate
-from babeleval.jsonl import write_jsonl
-from babeleval.render import target_variables
-from babeleval.show import render_for
+from babeleval.generate import job as generate
+from babeleval.score import job as scoring
+from babeleval.grid.params import validate
+from babeleval.core.jsonl import write_jsonl
+from babeleval.prompts.render import target_variables
+from babeleval.cli.show import render_for
 from babeleval.tasks import get_task
-from babeleval.templates import load_template
+from babeleval.prompts.templates import load_template
 from conftest import ROOT
 from fake_openai import FakeOpenAI
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from babeleval.parsers import PARSERS, belebele_blog, belebele_instruct, get_parser
+from babeleval.score.parsers import PARSERS, belebele_blog, belebele_instruct, get_parser
 
 
 @pytest.mark.parametrize("response, expected", [

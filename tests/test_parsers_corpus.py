@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from babeleval.parsers import REASONS, parse
+from babeleval.score.parsers import REASONS, parse
 
 CORPUS = yaml.safe_load((Path(__file__).parent / "data" / "parser_corpus.yaml").read_text(encoding="utf-8"))
 FAIL = "FAIL "
@@ -52,13 +52,13 @@ LARGEST = ["eng_Latn", "zho_Hans", "hin_Deva", "spa_Latn", "fra_Latn", "arb_Arab
 
 @pytest.mark.parametrize("code", LARGEST)
 def test_phrase_table_covers_the_largest_languages(code):
-    from babeleval import answer_phrases
+    from babeleval.score import answer_phrases
 
     assert answer_phrases.row_key(code) in answer_phrases.TABLE
 
 
 def test_phrase_table_takes_dataset_codes():
-    from babeleval import answer_phrases
+    from babeleval.score import answer_phrases
 
     assert answer_phrases.row_key("ja") == "jpn" and answer_phrases.row_key("cmn_Hans") == "zho"
     assert answer_phrases.row_key("fas") == "pes" and answer_phrases.row_key(None) is None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from babeleval.parsers import PARSERS, canonical_number, first_number, parse
+from babeleval.score.parsers import PARSERS, canonical_number, first_number, parse
 
 FAIL = "FAIL: "
 

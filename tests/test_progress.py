@@ -3,7 +3,7 @@
 import logging
 import re
 
-from babeleval.progress import Progress, bar, clock_text
+from babeleval.core.progress import Progress, bar, clock_text
 
 
 def test_clock_text():

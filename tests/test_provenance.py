@@ -126,7 +126,7 @@ def test_snakemake_report_holds_the_leaderboard(reruns, tmp_path):
 
 
 def test_provenance_outside_git_says_so(tmp_path):
-    from babeleval import provenance
+    from babeleval.score import provenance
 
     provenance.git_state.cache_clear()
     state = provenance.git_state(str(tmp_path))
@@ -134,7 +134,7 @@ def test_provenance_outside_git_says_so(tmp_path):
 
 
 def test_package_versions_do_not_import_torch():
-    code = ("import sys; from babeleval import provenance; v = provenance.package_versions(); "
+    code = ("import sys; from babeleval.score import provenance; v = provenance.package_versions(); "
             "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'imported'; print(v['babeleval'])")
     import sys
 

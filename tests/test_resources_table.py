@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from babeleval import resources
-from babeleval.errors import ConfigError
+from babeleval.grid import resources
+from babeleval.core.errors import ConfigError
 from conftest import ROOT
 
 TABLE = ROOT / "workflow/resources.yaml"

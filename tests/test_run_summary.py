@@ -3,7 +3,7 @@
 import json
 import os
 
-from babeleval import run_summary
+from babeleval.grid import run_summary
 from babeleval.analysis.figures import figure_names
 
 COMBOS = [("m1", "belebele", lang, tpl) for lang in ("eng_Latn", "yor_Latn") for tpl in ("paper", "instruct")]

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from babeleval.errors import TemplateError
-from babeleval.render import build_requests
-from babeleval.templates import load_template
+from babeleval.core.errors import TemplateError
+from babeleval.prompts.render import build_requests
+from babeleval.prompts.templates import load_template
 
 SECRET_FILE_TEXT = "the-contents-of-a-private-file"
 

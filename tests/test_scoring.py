@@ -2,8 +2,8 @@
 
 import pytest
 
-from babeleval.aggregate import headline_metrics, leaderboard
-from babeleval.scoring import score_records
+from babeleval.analysis.leaderboard import headline_metrics, leaderboard
+from babeleval.score.job import score_records
 
 
 def ll(answer, logprobs, continuations=(" A", " B", " C", " D")):

@@ -120,7 +120,7 @@ def test_no_key_on_disk_when_endpoints_echo_it(tmp_path):
 
 
 def test_every_secret_variable_is_masked_in_values(monkeypatch):
-    from babeleval import redact
+    from babeleval.core import redact
 
     monkeypatch.setenv("HF_TOKEN", SECRETS["HF_TOKEN"])
     monkeypatch.setenv("MY_SERVICE_PASSWORD", "pässwort-ÜBER-geheim")
@@ -133,7 +133,7 @@ def test_every_secret_variable_is_masked_in_values(monkeypatch):
 
 
 def test_credential_shapes_are_masked_in_messages_only():
-    from babeleval import redact
+    from babeleval.core import redact
 
     message = "401: Incorrect key sk-proj-Abc123456789, header Authorization: Bearer eyJhbGciOi.J9x_y-z, hf_AbCdEfGh1234"
     assert redact.redact(message) == ("401: Incorrect key [redacted], header Authorization: Bearer [redacted], "
@@ -145,7 +145,7 @@ def test_credential_shapes_are_masked_in_messages_only():
 def test_job_log_masks_messages_and_tracebacks(tmp_path, monkeypatch):
     import logging
 
-    from babeleval import joblog
+    from babeleval.core import joblog
 
     monkeypatch.setenv("OPENAI_API_KEY", SECRETS["OPENAI_API_KEY"])
     log_file = tmp_path / "job.log"

@@ -1,4 +1,4 @@
-"""One resolved record per combination (babeleval.spec): decided once at validation, read by everything else."""
+"""One resolved record per combination (babeleval.grid.records): decided once at validation, read by everything else."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ from types import SimpleNamespace
 
 from conftest import ROOT
 
-from babeleval import generate, show
-from babeleval.config import load_params
-from babeleval.provenance import dataset_provenance
-from babeleval.spec import exemplar_source
+from babeleval.generate import job as generate
+from babeleval.cli import show
+from babeleval.grid.params import load_params
+from babeleval.score.provenance import dataset_provenance
+from babeleval.grid.records import exemplar_source
 from babeleval.tasks import get_task
 
 PARAMS = ROOT / "params.yaml"

@@ -1,6 +1,6 @@
 """The task registry: every task is a ``Task`` object (the schema's task list: test_templates_all_tasks)."""
 
-from babeleval.families import DEFAULT_METRICS
+from babeleval.score.scorers import DEFAULT_METRICS
 from babeleval.tasks import TASKS, get_task
 from babeleval.tasks.base import Task
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from babeleval.errors import DataError
+from babeleval.core.errors import DataError
 from babeleval.tasks import get_task
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "samples"

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from babeleval.config import load_schema, validate
-from babeleval.errors import ConfigError
-from babeleval.render import build_requests
+from babeleval.grid.params import load_schema, validate
+from babeleval.core.errors import ConfigError
+from babeleval.prompts.render import build_requests
 from babeleval.tasks import TASKS, get_task
-from babeleval.templates import available_templates
+from babeleval.prompts.templates import available_templates
 
 ROOT = Path(__file__).resolve().parent.parent
 LANGUAGES = {

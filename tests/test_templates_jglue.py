@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from babeleval.render import build_requests
+from babeleval.prompts.render import build_requests
 from babeleval.tasks import get_task
-from babeleval.templates import available_templates, load_template
+from babeleval.prompts.templates import available_templates, load_template
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "data" / "samples"

@@ -8,11 +8,11 @@ import shutil
 import pytest
 import yaml
 
-from babeleval.errors import TemplateError
-from babeleval.render import build_requests
+from babeleval.core.errors import TemplateError
+from babeleval.prompts.render import build_requests
 from babeleval.tasks import TASKS, get_task
-from babeleval.templates import available_templates, load_template
-from babeleval.variants import input_files
+from babeleval.prompts.templates import available_templates, load_template
+from babeleval.prompts.variants import input_files
 
 # what a file that uses another task's template says for itself; everything else is the used template's
 OWN = {"task", "name", "path", "sha256", "uses", "description", "reference"}

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from babeleval.errors import TemplateError
-from babeleval.families import check_template
-from babeleval.render import build_requests
+from babeleval.core.errors import TemplateError
+from babeleval.score.scorers import check_template
+from babeleval.prompts.render import build_requests
 from babeleval.tasks import get_task
-from babeleval.templates import load_template
+from babeleval.prompts.templates import load_template
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "data" / "samples"

@@ -2,9 +2,9 @@
 
 from pathlib import Path
 
-from babeleval.backends.base import keep_last
-from babeleval.scoring import score_combination
-from babeleval.templates import Template
+from babeleval.generate.backends.base import keep_last
+from babeleval.score.job import score_combination
+from babeleval.prompts.templates import Template
 
 
 def test_keep_last_counts_the_cut_and_asks_for_the_question_only_when_something_is_cut():
@@ -45,8 +45,8 @@ def test_loglikelihood_and_translation_records_with_a_cut_question():
 
 
 def test_the_score_file_counts_truncated_prompts(tmp_path, monkeypatch):
-    from babeleval import scoring
-    from babeleval.jsonl import write_jsonl
+    from babeleval.score import job as scoring
+    from babeleval.core.jsonl import write_jsonl
 
     generations = tmp_path / "gen.jsonl"
     write_jsonl(generations, [

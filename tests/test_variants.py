@@ -5,11 +5,12 @@ import copy
 import pytest
 import yaml
 
-from babeleval import families, variants
-from babeleval.config import validate
-from babeleval.errors import ConfigError, TemplateError
-from babeleval.render import build_requests
-from babeleval.templates import load_template
+from babeleval.score import scorers as families
+from babeleval.prompts import variants
+from babeleval.grid.params import validate
+from babeleval.core.errors import ConfigError, TemplateError
+from babeleval.prompts.render import build_requests
+from babeleval.prompts.templates import load_template
 
 FAMILY = "formatspread"
 
@@ -161,7 +162,7 @@ def test_exemplars_show_their_own_remapped_gold(repo_root):
 ])
 def test_generated_answers_are_read_in_the_variants_enumerators(enum, language, response, answer):
     variant = variants.Variant(settings=(("enum", enum),))
-    from babeleval.templates import Template
+    from babeleval.prompts.templates import Template
     from pathlib import Path
 
     template = Template(task="belebele", name=f"x~enum={enum}", path=Path("x.yaml"), mode="generate", prompt="",
@@ -223,7 +224,7 @@ def test_sampling_a_huge_space_does_not_list_it():
 
 
 def test_show_previews_any_variant_with_its_own_gold_label(repo_root, capsys, monkeypatch):
-    from babeleval.show import main
+    from babeleval.cli.show import main
 
     monkeypatch.chdir(repo_root)
     assert main(["--params", "examples/formatspread.yaml", "--task", "belebele", "--language", "hin_Deva",

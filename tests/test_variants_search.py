@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from babeleval.errors import BabelevalError
-from babeleval.search import thompson_search
+from babeleval.core.errors import BabelevalError
+from babeleval.cli.search import thompson_search
 
 # true accuracy of each variant; per-item outcomes fixed by the item index, so a variant is one item table
 TRUE = {f"v{i}": acc for i, acc in enumerate([0.30, 0.45, 0.5, 0.5, 0.55, 0.6, 0.62, 0.9])}
@@ -74,7 +74,7 @@ def test_search_cli_runs_the_workflows_machinery(repo_root, tiny_model_dir, tmp_
 
     import yaml
 
-    from babeleval.search import main
+    from babeleval.cli.search import main
 
     params = yaml.safe_load((repo_root / "examples/formatspread.yaml").read_text(encoding="utf-8"))
     params["models"] = {"tiny": {"backend": "hf", "model": str(tiny_model_dir), "device": "cpu", "batch_size": 8}}

@@ -20,7 +20,7 @@ rule template_sensitivity:
     conda:
         "../../envs/cpu.yaml"
     script:
-        "../scripts/analysis_sensitivity.py"
+        "../scripts/template_sensitivity.py"
 
 
 rule significance:
@@ -40,7 +40,7 @@ rule significance:
     conda:
         "../../envs/cpu.yaml"
     script:
-        "../scripts/analysis_significance.py"
+        "../scripts/significance.py"
 
 
 rule parse_failures:
@@ -57,7 +57,7 @@ rule parse_failures:
     conda:
         "../../envs/cpu.yaml"
     script:
-        "../scripts/analysis_parse_failures.py"
+        "../scripts/parse_failures.py"
 
 
 rule item_difficulty:
@@ -81,7 +81,7 @@ rule item_difficulty:
     conda:
         "../../envs/cpu.yaml"
     script:
-        "../scripts/analysis_difficulty.py"
+        "../scripts/item_difficulty.py"
 
 
 rule plots:
@@ -100,7 +100,7 @@ rule plots:
     conda:
         "../../envs/cpu.yaml"
     script:
-        "../scripts/analysis_plots.py"
+        "../scripts/plots.py"
 
 
 rule report:
@@ -130,4 +130,4 @@ rule report:
     conda:
         "../../envs/cpu.yaml"
     script:
-        "../scripts/analysis_report.py"
+        "../scripts/report.py"

@@ -6,10 +6,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
-from babeleval import resources as resource_table
-from babeleval.backends.openai_api import DEFAULT_CONCURRENCY, rate_limit_resource
-from babeleval.config import check_local_data, validate as validate_params
-from babeleval.preflight import check_response_caches
+from babeleval.grid import resources as resource_table
+from babeleval.generate.backends.openai_api import DEFAULT_CONCURRENCY, rate_limit_resource
+from babeleval.grid.params import check_local_data, validate as validate_params
+from babeleval.generate.preflight import check_response_caches
 
 # Validates params.yaml against workflow/schemas/params.schema.yaml and checks that
 # templates, parsers, presets and local data files exist: a bad grid stops here, before any job.
@@ -80,7 +80,7 @@ def shared_prefix_input(wildcards, task):
     """The jobs that answered the job's variants' whole families in one pass, where the workflow has them
     (workflow/rules/variation.smk); generate.smk marks them ancient(), as only their having run matters.
     A job per template has a {template} wildcard; a job per task (generation_job: task) covers every template."""
-    from babeleval.variants import shared_prefix_family
+    from babeleval.prompts.variants import shared_prefix_family
 
     if task not in globals().get("SHARED_PREFIX_TASKS", ()):  # set where variation.smk is included
         return []
@@ -91,7 +91,7 @@ def shared_prefix_input(wildcards, task):
 
 def template_file(wildcards):
     """The template's file; for a variant with an instruction, also the phrase table its text comes from."""
-    from babeleval.variants import input_files
+    from babeleval.prompts.variants import input_files
 
     return input_files(GRID.tasks[wildcards.task].templates[wildcards.template])
 
@@ -117,12 +117,12 @@ def local_fewshot_file(wildcards):
 
 
 def prompt_record(wildcards):
-    """The resolved prompt record of a (task, language, template) (babeleval.spec.PromptSpec)."""
+    """The resolved prompt record of a (task, language, template) (babeleval.grid.records.PromptSpec)."""
     return GRID.prompt_spec(wildcards.task, wildcards.language, wildcards.template)
 
 
 def combination_record(wildcards):
-    """The resolved record of a (model, task, language, template) (babeleval.spec.CombinationSpec)."""
+    """The resolved record of a (model, task, language, template) (babeleval.grid.records.CombinationSpec)."""
     return GRID.spec(wildcards.model, wildcards.task, wildcards.language, wildcards.template)
 
 

@@ -9,7 +9,7 @@
 # languages (and templates) spelled out. Model entries carry only the NAME of an API key's environment
 # variable, so nothing secret reaches params (which Snakemake stores in .snakemake/metadata).
 
-from babeleval.fingerprint import output_settings
+from babeleval.generate.fingerprint import output_settings
 
 for _task in GRID.tasks.values():
     # (template, language) pairs of one job: the {template} wildcard, or every template of the task
@@ -20,7 +20,7 @@ for _task in GRID.tasks.values():
             f"generate_{_task.name}"
         output:
             generations=job_files(GENERATIONS, _task, _templates),
-            # requests, cache hits, tokens this run paid for; API calls and retries (see babeleval.generate)
+            # requests, cache hits, tokens this run paid for; API calls and retries (see babeleval.generate.job)
             usage=[USAGE.format(model="{model}", task=_task.name, template=t) for t in _templates],
         input:
             prompts=job_files(PROMPTS, _task, _templates),

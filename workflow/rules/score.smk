@@ -13,7 +13,7 @@ rule score:
         prompts=PROMPTS,
         template=template_file,
     params:
-        # what ran, resolved once at validation (babeleval.spec): its metrics and what they need; written into the
+        # what ran, resolved once at validation (babeleval.grid.records): its metrics and what they need; written into the
         # scores file's provenance
         spec=lambda w: combination_record(w).as_json(),
     threads: CPU_THREADS

@@ -1,5 +1,5 @@
 # The lines every run ends with: combinations run / reused / failed, parse failures, tokens and generation time
-# per model, and where to look next (babeleval.run_summary). The Snakefile's onsuccess / onerror handlers call it.
+# per model, and where to look next (babeleval.grid.run_summary). The Snakefile's onsuccess / onerror handlers call it.
 
 import time as _time
 
@@ -7,7 +7,7 @@ RUN_STARTED = _time.time()
 
 
 def print_run_summary(succeeded, snakemake_log):
-    from babeleval import run_summary
+    from babeleval.grid import run_summary
 
     found = run_summary.collect(Path("."), GRID.combinations(), RUN_STARTED)
     # Snakemake hands the handlers its log file(s): a path or a list of paths, depending on the version

@@ -23,14 +23,14 @@ rule variation_analysis:
     conda:
         "../../envs/cpu.yaml"
     script:
-        "../scripts/analysis_variation.py"
+        "../scripts/variation_analysis.py"
 
 
 # One job per (model, task, family) answers all of a family's log-likelihood variants in one backend call:
 # the hf scorer stores the passage and question the variants share once, and the model loads once. Each
 # variant's own generation job (generate.smk, which waits for this one) then reads its answers from the
 # response cache, so every variant keeps its own targets and an unchanged one is never recomputed.
-from babeleval.variants import shared_prefix_families, shared_prefix_pairs
+from babeleval.prompts.variants import shared_prefix_families, shared_prefix_pairs
 
 
 # tasks with a shared-prefix rule: their variants' generation jobs wait for it (shared_prefix_input, common.smk)

@@ -1,12 +1,14 @@
 import logging
 import time
 
-from babeleval import generate, joblog, preflight
-from babeleval.backends import load_backend
+from babeleval.generate import job as generate
+from babeleval.core import joblog
+from babeleval.generate import preflight
+from babeleval.generate.backends import load_backend
 
 joblog.setup(snakemake.log[0])
 p = snakemake.params
-# the whole model entry; params.model_outputs holds only the settings that decide a rerun (babeleval.fingerprint)
+# the whole model entry; params.model_outputs holds only the settings that decide a rerun (babeleval.generate.fingerprint)
 model_spec = dict(snakemake.config["models"][snakemake.wildcards.model])
 if p.api_resource:
     # Snakemake caps a job's resource at what --resources allows: run no more requests at once than granted.

@@ -1,6 +1,7 @@
 import logging
 
-from babeleval import aggregate, joblog
+from babeleval.analysis import leaderboard as aggregate
+from babeleval.core import joblog
 
 joblog.setup(snakemake.log[0])
 frame = aggregate.write_outputs(snakemake.input.scores, snakemake.output.csv, snakemake.output.md,

@@ -1,7 +1,7 @@
 import logging
 
-from babeleval import joblog
-from babeleval.jsonl import write_jsonl
+from babeleval.core import joblog
+from babeleval.core.jsonl import write_jsonl
 from babeleval.tasks import get_task
 
 joblog.setup(snakemake.log[0])

@@ -1,9 +1,9 @@
 import logging
 
-from babeleval import joblog
-from babeleval.jsonl import read_jsonl, write_jsonl
-from babeleval.render import build_requests
-from babeleval.templates import load_template
+from babeleval.core import joblog
+from babeleval.core.jsonl import read_jsonl, write_jsonl
+from babeleval.prompts.render import build_requests
+from babeleval.prompts.templates import load_template
 
 joblog.setup(snakemake.log[0])
 w = snakemake.wildcards

@@ -1,6 +1,8 @@
 import logging
 
-from babeleval import joblog, provenance, scoring
+from babeleval.core import joblog
+from babeleval.score import provenance
+from babeleval.score import job as scoring
 
 joblog.setup(snakemake.log[0])
 w = snakemake.wildcards

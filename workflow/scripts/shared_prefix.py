@@ -3,7 +3,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from babeleval import generate, joblog
+from babeleval.generate import job as generate
+from babeleval.core import joblog
 
 joblog.setup(snakemake.log[0])
 p = snakemake.params

@@ -30,7 +30,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..progress import Progress
+from ..core.progress import Progress
 
 DEFAULT_SAMPLES = 1000
 DEFAULT_CONFIDENCE = 0.95
@@ -64,7 +64,7 @@ def corpus_metric(name: str):
 
 def task_metric(name: str):
     """The metric object scoring reported ``name`` with (``babeleval.metrics.get_metric``), if the code has one."""
-    from .. import metrics
+    from ..score import metrics
 
     get = getattr(metrics, "get_metric", None)
     if get is None:
@@ -249,7 +249,7 @@ def leaderboard_intervals(frame, raw_files: Sequence[str], *, seed: int, n_sampl
     Raw files are read one at a time (a big grid never sits in memory at once). A metric that cannot be
     recomputed per item, or a combination without a raw file, gets empty cells.
     """
-    from ..jsonl import read_jsonl
+    from ..core.jsonl import read_jsonl
     from .records import combo_from_path, slim
 
     wanted: dict[tuple, list[str]] = {}

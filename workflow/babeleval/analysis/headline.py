@@ -17,7 +17,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from ..progress import Progress
+from ..core.progress import Progress
 from .bootstrap import DEFAULT_CONFIDENCE, DEFAULT_SAMPLES, interval_for
 from .units import PARSED_ACCURACY
 
@@ -68,7 +68,7 @@ def add_headline_columns(frame: pd.DataFrame, raw_files: Sequence[str | Path], s
 
     Raw files are read one at a time, as for the intervals.
     """
-    from ..jsonl import read_jsonl
+    from ..core.jsonl import read_jsonl
     from .records import combo_from_path, slim
 
     present = set(zip(frame["model"], frame["task"], frame["language"], frame["template"]))

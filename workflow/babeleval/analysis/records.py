@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
-from ..jsonl import read_jsonl
+from ..core.jsonl import read_jsonl
 
 # Fields analysis reads; besides these, a record keeps its numbers and booleans (per-item metrics such as f1).
 KEPT = frozenset({"id", "language", "parsed", "parse_error", "response", "prediction", "gold", "answer",
@@ -100,7 +100,7 @@ def load_items(paths: Iterable[str | Path]) -> dict[tuple[str, str], dict[str, d
 
 def write_csv(frame, path: str | Path) -> None:
     """A table as CSV, written atomically with a fixed float format so reruns give identical files."""
-    from ..jsonl import atomic_open
+    from ..core.jsonl import atomic_open
 
     with atomic_open(path) as handle:
         frame.to_csv(handle, index=False, float_format="%.6f", lineterminator="\n")

@@ -18,8 +18,9 @@ import pandas as pd
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
-from ..jsonl import atomic_open
-from . import findings, paper_tables
+from ..core.jsonl import atomic_open
+from . import findings
+from . import paper_tables
 from .records import read_table
 from .units import PERCENT_METRICS, label
 

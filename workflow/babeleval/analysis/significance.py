@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..progress import Progress
+from ..core.progress import Progress
 from .bootstrap import DEFAULT_SAMPLES, ItemData, item_data, resample_indices
 from .records import Combo
 

@@ -34,8 +34,8 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
-from ..progress import Progress
-from ..variants import AXES, DEFAULTS, NAME_SEPARATOR, split_name
+from ..core.progress import Progress
+from ..prompts.variants import AXES, DEFAULTS, NAME_SEPARATOR, split_name
 from .records import Combo
 
 DEFAULT_PERMUTATIONS = 10_000

@@ -23,7 +23,7 @@ import pkgutil
 from pathlib import Path
 from types import ModuleType
 
-from ..errors import ConfigError
+from ..core.errors import ConfigError
 from .base import Task
 
 
@@ -52,7 +52,7 @@ def register_modules(paths: list[str], root: str | Path = ".") -> None:
 
 
 def _register_file(path: str) -> None:
-    from ..families import DEFAULT_METRICS
+    from ..score.scorers import DEFAULT_METRICS
 
     if path in _registered_files:
         return

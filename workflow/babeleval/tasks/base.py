@@ -39,7 +39,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError
+from ..core.errors import DataError
 
 
 class Task:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError
+from ..core.errors import DataError
 from .base import Task
 from .sources import read_hub, read_local_jsonl
 from .validate import check_unique, require_fields, require_text

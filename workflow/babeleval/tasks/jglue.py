@@ -32,7 +32,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError
+from ..core.errors import DataError
 from .base import Task
 from .sources import read_hub, read_json_records, read_text
 from .validate import check_unique, label_index, require_fields, require_list, require_text, shown

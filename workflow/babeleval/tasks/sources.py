@@ -10,8 +10,8 @@ import io
 from pathlib import Path
 from typing import Any
 
-from ..errors import DataError
-from ..jsonl import read_jsonl
+from ..core.errors import DataError
+from ..core.jsonl import read_jsonl
 
 
 def read_local_jsonl(path: Path, language: str) -> list[dict[str, Any]]:

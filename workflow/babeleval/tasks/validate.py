@@ -15,8 +15,8 @@ import re
 from decimal import Decimal
 from typing import Any, Sequence
 
-from ..errors import DataError
-from ..parsers import canonical_number
+from ..core.errors import DataError
+from ..score.parsers import canonical_number
 
 PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 

@@ -1,0 +1,84 @@
+"""Aggregate per-combination scores into the leaderboard and DVC's metrics.json.
+
+``leaderboard.csv`` is the long table for machines (one row per model, task, language, template and metric,
+rates on 0-1); ``leaderboard.md`` holds the pivoted tables a paper prints (babeleval.analysis.paper_tables).
+``metrics.json`` is what ``dvc exp show`` and ``dvc exp diff`` lay out: one headline number per model and
+task, so that an experiment table fits a terminal (a column per model, task, language, template and metric
+made 123 columns on the default grid). Per-language and per-template deltas: ``python -m babeleval.compare``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+
+from ..core.jsonl import atomic_open, write_json
+
+COLUMNS = ["model", "task", "language", "template", "metric", "value", "n"]
+
+
+def leaderboard(scores: Iterable[dict[str, Any]]) -> pd.DataFrame:
+    """One row per (model, task, language, template, metric), sorted so reruns give identical files."""
+    rows = [
+        {"model": s["model"], "task": s["task"], "language": s["language"], "template": s["template"],
+         "metric": metric, "value": value, "n": s["n"]}
+        for s in scores for metric, value in s["metrics"].items()
+    ]
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    return frame.sort_values(COLUMNS[:5], kind="stable").reset_index(drop=True)
+
+
+def headline_metrics(frame: pd.DataFrame) -> dict[str, Any]:
+    """model -> task -> {headline metric: mean over the task's languages and templates}, on the scale the
+    leaderboard shows (accuracy in %, chrF and BLEU 0-100; ``analysis.units``).
+
+    The headline metric is chosen per task from the metrics every model reports for it, so one task's
+    column keeps its name across models and experiments.
+    """
+    from .units import primary_metric, shown
+
+    out: dict[str, Any] = {}
+    for task, rows in frame.groupby("task", sort=True):
+        metric = primary_metric(set(rows["metric"]))
+        if metric is None:
+            continue
+        for model, values in rows[rows["metric"] == metric].groupby("model", sort=True):
+            mean = shown(metric, float(values["value"].mean()))
+            out.setdefault(str(model), {})[str(task)] = {metric: round(mean, 2)}
+    return out
+
+
+def write_outputs(score_files: Iterable[str | Path], csv_path: str | Path, md_path: str | Path,
+                  metrics_path: str | Path, raw_files: Iterable[str | Path] | None = None,
+                  bootstrap: dict[str, Any] | None = None) -> pd.DataFrame:
+    """Write the leaderboard; with ``raw_files``, add seeded bootstrap intervals (``ci_low``, ``ci_high``),
+    accuracy over parsed items (``acc_parsed``), the chance level and the truncated-prompt count.
+
+    ``bootstrap`` holds ``seed``, ``samples`` and ``confidence`` (see babeleval.analysis.bootstrap).
+    """
+    score_files = list(score_files)
+    scores = [json.loads(Path(p).read_text(encoding="utf-8")) for p in score_files]
+    frame = leaderboard(scores)
+    metrics = headline_metrics(frame)  # the scores' own metrics only: what `dvc exp show` compares
+    settings = bootstrap or {}
+    confidence = settings.get("confidence", 0.95)
+    if raw_files is not None:
+        from .bootstrap import leaderboard_intervals
+        from .headline import add_headline_columns
+
+        raw_files = list(raw_files)
+        frame = leaderboard_intervals(frame, raw_files, seed=settings.get("seed", 0),
+                                      n_samples=settings.get("samples", 1000), confidence=confidence)
+        frame = add_headline_columns(frame, raw_files, score_files, seed=settings.get("seed", 0),
+                                     n_samples=settings.get("samples", 1000), confidence=confidence)
+    from .paper_tables import markdown
+
+    with atomic_open(csv_path) as handle:
+        frame.to_csv(handle, index=False, float_format="%.6f", lineterminator="\n")
+    with atomic_open(md_path) as handle:
+        handle.write(markdown(frame, confidence) + "\n")
+    write_json(metrics_path, metrics)
+    return frame

@@ -1,0 +1,107 @@
+"""Check a parser against your own model outputs.
+
+    python -m babeleval.parse --list
+    python -m babeleval.parse --parser final_letter < outputs.jsonl
+    python -m babeleval.parse --parser topic --labels "science/technology,travel,sports" outputs.jsonl
+
+Reads JSON Lines, each with a ``response`` field (a raw file from
+``results/raw/`` works as it is), and writes one JSON line per input line:
+``{"line": N, "id": ..., "answer": "B"}`` or ``{"line": N, "id": ..., "error": "reason"}``.
+A line's own ``choices`` (or ``labels``) field gives a letter parser its number
+of choices and a label parser its labels; ``--choices`` / ``--labels`` give them
+for lines without; its ``language`` field (a FLORES-200 code, as raw files have) selects the
+answer phrases a parser reads besides English (without one, every language's). A summary (lines read, parsed, failures by reason) goes to
+standard error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from typing import IO, Iterable
+
+from ..score.parsers import PARSERS, parse
+
+
+def parse_lines(lines: Iterable[str], parser: str, n_choices: int = 4, labels: list[str] | None = None,
+                out: IO[str] = sys.stdout) -> Counter:
+    """Parse every line; write one result line each; return counts of outcomes."""
+    counts: Counter = Counter()
+    kind = PARSERS[parser].kind
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        result: dict = {"line": number}
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            result["error"] = f"not valid JSON ({exc.msg})"
+            counts["error: not valid JSON"] += 1
+            out.write(json.dumps(result, ensure_ascii=False) + "\n")
+            continue
+        if not isinstance(row, dict) or not isinstance(row.get("response"), str):
+            result["error"] = "no 'response' text field"
+            counts["error: no 'response' text field"] += 1
+            out.write(json.dumps(result, ensure_ascii=False) + "\n")
+            continue
+        if "id" in row:
+            result["id"] = row["id"]
+        row_choices = row.get("choices") or row.get("labels")
+        n = len(row_choices) if isinstance(row_choices, list) and row_choices else n_choices
+        row_labels = row_choices if isinstance(row_choices, list) and row_choices else (labels or [])
+        if kind == "label" and not row_labels:
+            result["error"] = "no labels: give --labels or a 'labels'/'choices' field"
+            counts["error: no labels"] += 1
+            out.write(json.dumps(result, ensure_ascii=False) + "\n")
+            continue
+        parsed = parse(parser, row["response"], n_choices=n, labels=row_labels, language=row.get("language"))
+        if parsed.ok:
+            result["answer"] = parsed.answer
+            counts["parsed"] += 1
+        else:
+            result["error"] = parsed.error
+            counts[f"error: {parsed.error}"] += 1
+        out.write(json.dumps(result, ensure_ascii=False) + "\n")
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    cli = argparse.ArgumentParser(prog="python -m babeleval.parse", description=__doc__.split("\n\n")[0],
+                                  formatter_class=argparse.RawDescriptionHelpFormatter,
+                                  epilog=__doc__.split("\n\n", 1)[1])
+    cli.add_argument("--parser", help="parser name (see --list)")
+    cli.add_argument("--list", action="store_true", help="list the parsers and what they read")
+    cli.add_argument("--choices", type=int, default=4, help="number of choices for letter parsers (default 4)")
+    cli.add_argument("--labels", help="comma-separated labels for label parsers (e.g. topics)")
+    cli.add_argument("file", nargs="?", help="JSON Lines file (default: standard input)")
+    args = cli.parse_args(argv)
+    if args.list:
+        for name in sorted(PARSERS):
+            spec = PARSERS[name]
+            print(f"{name:18} {spec.kind:7} {spec.doc}")
+        return 0
+    if not args.parser:
+        cli.error("--parser is required (or --list)")
+    if args.parser not in PARSERS:
+        print(f"error: unknown parser '{args.parser}' (known: {', '.join(sorted(PARSERS))})", file=sys.stderr)
+        return 2
+    labels = [label.strip() for label in args.labels.split(",")] if args.labels else None
+    try:
+        handle = open(args.file, encoding="utf-8") if args.file else sys.stdin
+    except OSError as exc:
+        print(f"error: {args.file}: {exc.strerror}", file=sys.stderr)
+        return 2
+    with handle:
+        counts = parse_lines(handle, args.parser, args.choices, labels)
+    total = sum(counts.values())
+    print(f"{total} lines, {counts['parsed']} parsed, {total - counts['parsed']} failures", file=sys.stderr)
+    for reason, count in counts.most_common():
+        if reason != "parsed":
+            print(f"  {count:5}  {reason}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

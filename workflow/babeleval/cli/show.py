@@ -1,0 +1,101 @@
+"""Show the exact prompts a model will see for a (task, language, template).
+
+    python -m babeleval.show --task belebele --language jpn_Jpan --template paper -n 2
+    python -m babeleval.show --task belebele --language jpn_Jpan --template paper --spec --model tiny-llama
+
+Reads params.yaml (for the data source, seed and item limit) and the template
+file as they are now, so a template author sees the effect of an edit at once,
+without running the workflow. ``--spec`` prints the combination's resolved record
+instead (``babeleval.spec``: the one its scores file's provenance holds under ``spec``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+
+from ..grid.params import load_params
+from ..core.errors import BabelevalError
+from ..score.parsers import LETTERS
+from ..prompts.render import build_requests
+from ..grid.records import prompt_spec
+from ..tasks import get_task
+from ..prompts.templates import load_template
+
+
+def resolved_for(params: str, task_name: str, language: str, template_name: str):
+    """The grid, the template and its prompt record (``babeleval.spec.PromptSpec``): the grid's own where the
+    combination is in the grid, else resolved by the same rules (another language, a variant not yet in it)."""
+    grid = load_params(params)
+    if task_name not in grid.tasks:
+        raise BabelevalError(f"{params}: task '{task_name}' is not in the grid (tasks: {', '.join(grid.tasks)})")
+    spec = grid.tasks[task_name]
+    if template_name in spec.templates:
+        template = spec.templates[template_name]
+    elif "~" in template_name:  # any variant of a template file can be previewed before it enters the grid
+        template = load_template(task_name, template_name)
+    else:
+        raise BabelevalError(f"{params}: tasks.{task_name}.templates has no '{template_name}' "
+                             f"(templates: {', '.join(spec.templates)})")
+    record = grid.prompts.get((task_name, language, template_name))
+    return grid, template, record or prompt_spec(spec, template_name, language, grid.seed, template=template)
+
+
+def render_for(params: str, task_name: str, language: str, template_name: str) -> list[dict]:
+    grid, template, record = resolved_for(params, task_name, language, template_name)
+    spec, task = grid.tasks[task_name], get_task(task_name)
+    items = task.load(spec.source, language, options=spec.options)
+    pool = [row for lang in record.exemplar_languages
+            for row in (items if (lang, record.exemplar_part) == (language, "eval")
+                        else task.load(spec.source, lang, part=record.exemplar_part, options=spec.options))]
+    return build_requests(template, items, pool, seed=record.seed, limit=record.limit,
+                          shuffle_seed=record.shuffle_seed)
+
+
+def spec_for(params: str, task_name: str, language: str, template_name: str, model: str | None) -> dict:
+    """The combination's record with a model (as its scores file holds it), else the prompt record."""
+    grid, _, record = resolved_for(params, task_name, language, template_name)
+    if model is None:
+        return asdict(record)
+    if (model, task_name, language, template_name) not in grid.specs:
+        raise BabelevalError(f"{params}: ({model}, {task_name}, {language}, {template_name}) is not a combination "
+                             f"of the grid (models: {', '.join(grid.models)})")
+    return grid.spec(model, task_name, language, template_name).as_json()
+
+
+def format_request(request: dict, number: int) -> str:
+    gold = request.get("enumerators", LETTERS)[request["answer"]] if request.get("choices") else request["answer"]
+    lines = [f"===== item {number}: {request['id']} (gold: {gold}) =====", request["prompt"]]
+    if "continuations" in request:
+        lines.append("----- continuations scored: " + ", ".join(repr(c) for c in request["continuations"]))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m babeleval.show", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", required=True)
+    parser.add_argument("--language", required=True)
+    parser.add_argument("--template", required=True)
+    parser.add_argument("-n", type=int, default=1, help="how many items (default 1)")
+    parser.add_argument("--params", default="params.yaml")
+    parser.add_argument("--spec", action="store_true", help="print the resolved record instead of prompts")
+    parser.add_argument("--model", help="with --spec: the model whose combination record to print")
+    args = parser.parse_args(argv)
+    try:
+        if args.spec:
+            print(json.dumps(spec_for(args.params, args.task, args.language, args.template, args.model),
+                             indent=2, ensure_ascii=False))
+            return 0
+        requests = render_for(args.params, args.task, args.language, args.template)
+    except BabelevalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for number, request in enumerate(requests[: args.n], start=1):
+        print(format_request(request, number), end="\n\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,304 @@
+"""Hugging Face transformers backend: batched generation and shared-prefix log-likelihood scoring.
+
+Log-likelihood multiple choice runs one forward pass over the unique tokens of a batch: each row is a
+token tree holding an item's context and then each of its choices (items whose contexts share a prefix,
+such as two questions on one passage or a common few-shot prefix, share a row), a 4D attention mask
+lets every token see only its ancestors, and logits are computed only where a scored token is
+predicted. Single-token choices (letters) thus cost one pass over the context and one logit row.
+Prompt encoding, chat rendering and stop-sequence cutting are shared with the vLLM backend (local_text).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+import logging
+from typing import Any, Sequence
+
+import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+from ...core.errors import BackendError
+from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodRequest,
+                   LoglikelihoodResult, keep_last)
+from .local_text import LocalText, cut_at_stop
+
+log = logging.getLogger(__name__)
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "auto": "auto"}
+
+
+def pick_device(name: str) -> str:
+    if name != "auto":
+        return name
+    if torch.cuda.is_available():
+        return "cuda"
+    if torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+@dataclass
+class _Tree:
+    """One row of a log-likelihood pass: a token tree (see ``HFBackend._tree``)."""
+    items: int
+    tokens: list[int] = field(default_factory=list)
+    parents: list[int] = field(default_factory=list)   # -1 for a root
+    depths: list[int] = field(default_factory=list)    # the token's position id
+    targets: list[tuple[int, int, list[int], list[int]]] = field(default_factory=list)  # item, choice, nodes, tokens
+
+
+class HFBackend(LocalText):
+    def __init__(self, spec: dict[str, Any], model_path: str):
+        self.device = pick_device(spec.get("device", "auto"))
+        self.batch_size = spec.get("batch_size", 8)
+        revision = spec.get("revision")
+        trust = spec.get("trust_remote_code", False)
+        tokenizer = AutoTokenizer.from_pretrained(model_path, revision=revision, trust_remote_code=trust)
+        self.model = AutoModelForCausalLM.from_pretrained(
+            model_path, revision=revision, trust_remote_code=trust, dtype=DTYPES[spec.get("dtype", "auto")],
+        ).to(self.device)
+        self.model.eval()
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self.pad_id = tokenizer.pad_token_id
+        self.init_text(tokenizer, spec, model_path)
+        self.max_length = spec.get("max_length") or getattr(self.model.config, "max_position_embeddings", None) or 2048
+        log.info("loaded %s on %s (dtype %s, max_length %d)", model_path, self.device, self.model.dtype, self.max_length)
+
+    # -- log-likelihood ---------------------------------------------------------------------------
+
+    def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
+        if self.chat_template is None:
+            return self._loglikelihood(requests)
+        rendered = [self.render_chat(r.messages, r.context) for r in requests]
+        results = self._loglikelihood([dataclasses.replace(r, context=text) for r, text in zip(requests, rendered)])
+        return [dataclasses.replace(res, rendered_prompt=text) for res, text in zip(results, rendered)]
+
+    @torch.inference_mode()
+    def _loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
+        encoded, cuts = [], []
+        for request in requests:
+            context_ids, conts = self.encode_request(request.context, request.continuations)
+            if not context_ids:  # a tokenizer that encodes a non-empty context to nothing
+                context_ids = [self.tokenizer.eos_token_id]
+            if any(not cont for cont in conts):
+                raise BackendError(f"a continuation encodes to no tokens after context {request.context[-40:]!r}")
+            kept, cut, question_cut = keep_last(context_ids, self.max_length - max(len(c) for c in conts),
+                                                lambda: self.question_tokens(request.query))
+            encoded.append((kept, conts))
+            cuts.append((cut, question_cut))
+        trees = sorted((self._tree(row, encoded) for row in self._rows(encoded)), key=lambda t: -len(t.tokens))
+        logprobs = [[0.0] * len(conts) for _, conts in encoded]
+        greedy = [[False] * len(conts) for _, conts in encoded]
+        batch: list[_Tree] = []
+        for number, tree in enumerate(trees):  # about batch_size items a pass, longest rows first
+            batch.append(tree)
+            if sum(t.items for t in batch) >= self.batch_size or number == len(trees) - 1:
+                for item, k, lp, is_greedy in self._packed_logprobs(batch):
+                    logprobs[item][k], greedy[item][k] = lp, is_greedy
+                batch = []
+        return [LoglikelihoodResult(lps, gs, [len(c) for c in conts], len(ctx), truncated_tokens=cut,
+                                    question_cut=question_cut)
+                for (ctx, conts), lps, gs, (cut, question_cut) in zip(encoded, logprobs, greedy, cuts)]
+
+    # Items whose contexts share at least this fraction of their tokens (a passage asked about twice,
+    # a few-shot prefix) are packed into one row, up to this many items a row.
+    SHARED_FRACTION = 0.25
+    ITEMS_PER_ROW = 8
+
+    def _rows(self, encoded: list[tuple[list[int], list[list[int]]]]) -> list[list[tuple[int, int | None]]]:
+        """Plan the rows of the forward passes: each row lists the (item, choice) sequences it runs.
+
+        With a 4D attention mask, a row holds all choices (None) of one item, or of several items whose
+        contexts share a prefix. Without one (e.g. flash-attention), a row is one context and one choice,
+        as lm-eval runs them, except that single-token choices need only their context.
+        """
+        if not self._attn_takes_4d_mask():
+            rows = []
+            for i, (_, conts) in enumerate(encoded):
+                if all(len(c) == 1 for c in conts):
+                    rows.append([(i, None)])
+                else:
+                    rows.extend([(i, k)] for k in range(len(conts)))
+            return rows
+        rows = []
+        for i in sorted(range(len(encoded)), key=lambda i: encoded[i][0]):  # shared prefixes become neighbours
+            if rows and len(rows[-1]) < self.ITEMS_PER_ROW:
+                a, b = encoded[rows[-1][0][0]][0], encoded[i][0]
+                shared = next((j for j, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+                if shared >= self.SHARED_FRACTION * max(len(a), len(b)):
+                    rows[-1].append((i, None))
+                    continue
+            rows.append([(i, None)])
+        return rows
+
+    @staticmethod
+    def _tree(row: list[tuple[int, int | None]], encoded: list[tuple[list[int], list[list[int]]]]) -> "_Tree":
+        """The token tree of a row: contexts, then each choice after its context, common prefixes stored once.
+
+        A choice's last token is left out: it predicts nothing that is scored.
+        """
+        tree = _Tree(items=len(row))
+        children: dict[tuple[int, int], int] = {}
+
+        def walk(node: int, seq: list[int]) -> list[int]:
+            path = []
+            for tok in seq:
+                nxt = children.get((node, tok))
+                if nxt is None:
+                    nxt = children[(node, tok)] = len(tree.tokens)
+                    tree.tokens.append(tok)
+                    tree.parents.append(node)
+                    tree.depths.append(tree.depths[node] + 1 if node >= 0 else 0)
+                path.append(nxt)
+                node = nxt
+            return path
+
+        for item, only in row:
+            ctx, conts = encoded[item]
+            end = walk(-1, ctx)[-1]
+            for k, cont in enumerate(conts):
+                if only is None or k == only:
+                    tree.targets.append((item, k, [end, *walk(end, cont[:-1])], cont))
+        return tree
+
+    def _packed_logprobs(self, trees: list["_Tree"]) -> list[tuple[int, int, float, bool]]:
+        """One forward pass over the unique tokens of a batch of token trees: the shared-prefix scorer.
+
+        A 4D attention mask lets each token see only its ancestors in its tree, and a token's position is
+        its depth, so every choice is scored exactly as if it followed its context alone, while a passage
+        two questions share, or the first words two choices share, run once. Logits are computed only at
+        the positions that predict a scored token. Returns (item, choice, log-prob, is-greedy) per choice.
+        """
+        width = max(len(t.tokens) for t in trees)
+        n_rows = len(trees)
+        ids = torch.full((n_rows, width), self.pad_id, dtype=torch.long)
+        pos = torch.zeros((n_rows, width), dtype=torch.long)
+        keep = torch.zeros((n_rows, width), dtype=torch.bool)
+        packed = self._attn_takes_4d_mask()
+        allowed = torch.zeros((n_rows, width, width), dtype=torch.bool) if packed else None
+        lengths = torch.zeros((n_rows, width), dtype=torch.long)
+        tril = torch.ones((width, width), dtype=torch.bool).tril()
+        for r, tree in enumerate(trees):
+            n, parents = len(tree.tokens), tree.parents
+            ids[r, :n] = torch.tensor(tree.tokens)
+            pos[r, :n] = torch.tensor(tree.depths)
+            lengths[r, :n] = 1
+            for _, _, nodes, _ in tree.targets:
+                keep[r, nodes] = True
+            if allowed is not None:
+                _fill_tree_mask(allowed[r], parents, n, width, tril)
+        if allowed is not None:
+            dtype = self.model.dtype
+            mask = torch.zeros((n_rows, 1, width, width), dtype=dtype)
+            mask.masked_fill_(~allowed[:, None], torch.finfo(dtype).min)
+        else:
+            mask = lengths  # one chain a row: the plain causal mask with padding
+        ids, pos, mask, keep = ids.to(self.device), pos.to(self.device), mask.to(self.device), keep.to(self.device)
+        if self._takes_2d_logits_to_keep():
+            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=False,
+                                logits_to_keep=keep).logits
+        else:
+            logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=False).logits[keep]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)  # one row per kept position, row-major
+        where = (keep.flatten().cumsum(0) - 1).view(n_rows, width).tolist()
+
+        index, wanted, owners, slots = [], [], [], []
+        for r, tree in enumerate(trees):
+            for item, k, nodes, cont in tree.targets:
+                index.extend(where[r][node] for node in nodes)
+                wanted.extend(cont)
+                owners.extend([len(slots)] * len(cont))
+                slots.append((item, k))
+        index_t = torch.tensor(index, device=logprobs.device)
+        wanted_t = torch.tensor(wanted, device=logprobs.device)
+        values = logprobs[index_t, wanted_t].tolist()
+        hits = (logprobs.argmax(-1)[index_t] == wanted_t).tolist()
+        sums, greedy = [0.0] * len(slots), [True] * len(slots)
+        for owner, value, hit in zip(owners, values, hits):
+            sums[owner] += value
+            greedy[owner] = greedy[owner] and hit
+        return [(item, k, lp, g) for (item, k), lp, g in zip(slots, sums, greedy)]
+
+    def _attn_takes_4d_mask(self) -> bool:
+        return getattr(self.model.config, "_attn_implementation", "sdpa") in ("sdpa", "eager")
+
+    def _takes_2d_logits_to_keep(self) -> bool:
+        """transformers' own models slice logits with ``slice_logits_to_keep``, which takes a (batch, seq) mask."""
+        import sys
+        return getattr(sys.modules.get(type(self.model).__module__), "slice_logits_to_keep", None) is not None
+
+    # -- generation -------------------------------------------------------------------------------
+
+    def generate(self, requests: Sequence[GenerationRequest], decoding: Decoding) -> list[GenerationResult]:
+        if self.chat_template is None:
+            return self._generate(requests, decoding)
+        rendered = [self.render_chat(r.messages, r.prompt) for r in requests]
+        results = self._generate([dataclasses.replace(r, prompt=text) for r, text in zip(requests, rendered)], decoding)
+        return [dataclasses.replace(res, rendered_prompt=text) for res, text in zip(results, rendered)]
+
+    @torch.inference_mode()
+    def _generate(self, requests: Sequence[GenerationRequest], decoding: Decoding) -> list[GenerationResult]:
+        encoded = [self.encode(r.prompt) for r in requests]
+        order = sorted(range(len(requests)), key=lambda i: -len(encoded[i]))
+        results: list[GenerationResult | None] = [None] * len(requests)
+        for batch_number, start in enumerate(range(0, len(order), self.batch_size)):
+            batch = order[start:start + self.batch_size]
+            torch.manual_seed(decoding.seed + batch_number)
+            for index, result in zip(batch, self._generate_batch([requests[i] for i in batch],
+                                                                 [encoded[i] for i in batch], decoding)):
+                results[index] = result
+        return results  # type: ignore[return-value]
+
+    def _generate_batch(self, requests: list[GenerationRequest], encoded: list[list[int]],
+                        decoding: Decoding) -> list[GenerationResult]:
+        max_new = max(r.max_new_tokens for r in requests)
+        kept = [keep_last(ids, self.max_length - max_new, lambda r=r: self.question_tokens(r.query))
+                for ids, r in zip(encoded, requests)]
+        encoded = [ids for ids, _, _ in kept]
+        width = max(map(len, encoded))
+        ids = torch.full((len(encoded), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(encoded), width), dtype=torch.long)
+        for row, prompt in enumerate(encoded):
+            ids[row, width - len(prompt):] = torch.tensor(prompt)
+            mask[row, width - len(prompt):] = 1
+        stops = sorted({s for r in requests for s in r.stop})
+        kwargs: dict[str, Any] = {"do_sample": decoding.do_sample}
+        if decoding.do_sample:
+            for key in ("temperature", "top_p", "top_k"):
+                if getattr(decoding, key) is not None:
+                    kwargs[key] = getattr(decoding, key)
+        if decoding.repetition_penalty is not None:
+            kwargs["repetition_penalty"] = decoding.repetition_penalty
+        if stops:
+            kwargs.update(stop_strings=stops, tokenizer=self.tokenizer)
+        output = self.model.generate(
+            input_ids=ids.to(self.device), attention_mask=mask.to(self.device), max_new_tokens=max_new,
+            pad_token_id=self.pad_id, eos_token_id=self.tokenizer.eos_token_id, **kwargs,
+        )
+        results = []
+        for row, request in enumerate(requests):
+            new = output[row, width:].tolist()[: request.max_new_tokens]
+            ended = self.tokenizer.eos_token_id in new
+            if ended:
+                new = new[: new.index(self.tokenizer.eos_token_id)]
+            text, stopped = cut_at_stop(self.tokenizer.decode(new, skip_special_tokens=True), request.stop)
+            finish = "stop" if stopped or ended else "length"
+            results.append(GenerationResult(text, len(encoded[row]), len(new), finish, truncated_tokens=kept[row][1],
+                                            question_cut=kept[row][2]))
+        return results
+
+
+def _fill_tree_mask(rows_mask: "torch.Tensor", parents: list[int], n: int, width: int, tril: "torch.Tensor") -> None:
+    """One row of the packed scorer's attention: each of a tree's ``n`` tokens sees its ancestors and itself."""
+    start = 0  # a run of nodes each the child of the one before is a causal block: copy it at once
+    for i in range(1, n + 1):
+        if i == n or parents[i] != i - 1:
+            anchor = parents[start]
+            if anchor >= 0:
+                rows_mask[start:i] = rows_mask[anchor]
+            rows_mask[start:i, start:i] = tril[: i - start, : i - start]
+            start = i
+    padding = torch.arange(n, width)
+    rows_mask[padding, padding] = True  # padding sees itself only: no empty softmax rows

@@ -1,0 +1,281 @@
+"""The GPU job: answer every request of one (model, task, template), all languages, with one model load.
+
+Requests already in the response cache are not recomputed; the model is loaded
+(or the API client built) only when some request is missing, so a rerun after
+a parser edit or a new language costs little. Results go into the cache as
+they are computed: chunk by chunk for local backends, and for API backends,
+which answer out of order, every few results or seconds; a killed job keeps
+everything it finished. Each language's output file is written atomically at
+the end, so a crash never leaves a truncated file that looks complete.
+
+Chat models (``chat: true``) are keyed on their messages (system prompt,
+exemplar turns, query) rather than the plain prompt, and their records carry
+the messages, the chat template's SHA-256 and, where the backend renders the
+template itself, the exact text the model saw.
+
+The optional usage file records what the run cost: requests, cache hits,
+computed requests, tokens this run paid for and tokens of all requests, and
+for API backends the server-reported usage with HTTP calls and retries.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from .backends import load_backend
+from .backends.base import Backend, Decoding, GenerationRequest, LoglikelihoodRequest
+from .backends.chat import build_messages, is_chat
+from .cache import NoCache, ResponseCache, request_key
+from .fingerprint import digest, model_fingerprint
+from ..core.jsonl import read_jsonl, write_json, write_jsonl
+from ..core.progress import Progress
+
+log = logging.getLogger(__name__)
+
+
+def decoding_settings(mode: str, generation: dict[str, Any], preset: dict[str, Any], seed: int) -> dict[str, Any]:
+    """Everything besides the prompt that decides an output; part of the cache key and of each record."""
+    if mode == "loglikelihood":
+        return {"mode": mode}
+    settings = {"mode": mode, **preset, "max_new_tokens": generation["max_new_tokens"], "stop": list(generation["stop"])}
+    if preset.get("do_sample"):
+        settings["seed"] = seed  # sampled outputs are cached per seed; greedy ones do not depend on it
+    return settings
+
+
+def _payload(mode: str, request: dict[str, Any], messages: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    """What the cache keys on besides the model and settings: the exact prompt, or for a chat model the messages."""
+    if messages is not None:
+        if mode == "loglikelihood":
+            return {"messages": messages, "continuations": request["continuations"]}
+        return {"messages": messages}
+    if mode == "loglikelihood":
+        return {"context": request["prompt"], "continuations": request["continuations"]}
+    return {"prompt": request["prompt"]}
+
+
+def _truncation(result: Any) -> dict[str, Any]:
+    """A prompt cut to fit the model is recorded (scoring counts it; a cut question fails its item)."""
+    cut = getattr(result, "truncated_tokens", 0)
+    return {"truncated_tokens": cut, "question_cut": result.question_cut} if cut else {}
+
+
+def _ll_record(result: Any) -> dict[str, Any]:
+    record = {"loglikelihoods": result.logprobs, "greedy": result.greedy, "continuation_tokens": result.n_tokens,
+              "prompt_tokens": result.n_context_tokens, **_truncation(result)}
+    if result.rendered_prompt is not None:
+        record["rendered_prompt"] = result.rendered_prompt
+    return record
+
+
+def _gen_record(result: Any) -> dict[str, Any]:
+    record = {"response": result.text, "prompt_tokens": result.n_prompt_tokens,
+              "completion_tokens": result.n_completion_tokens, "finish_reason": result.finish_reason,
+              **_truncation(result)}
+    if result.rendered_prompt is not None:
+        record["rendered_prompt"] = result.rendered_prompt
+    return record
+
+
+def _decoding(settings: dict[str, Any]) -> Decoding:
+    return Decoding(**{k: settings[k] for k in ("do_sample", "temperature", "top_p", "top_k", "repetition_penalty",
+                                                "seed") if k in settings})
+
+
+def _backend_requests(mode: str, settings: dict[str, Any], requests: list[tuple[dict, list | None]]) -> list:
+    if mode == "loglikelihood":
+        return [LoglikelihoodRequest(r["prompt"], tuple(r["continuations"]), tuple(m) if m else None, r.get("query"))
+                for r, m in requests]
+    return [GenerationRequest(r["prompt"], settings["max_new_tokens"], tuple(settings["stop"]), tuple(m) if m else None,
+                              r.get("query")) for r, m in requests]
+
+
+def _compute(backend: Backend, mode: str, settings: dict[str, Any], requests: list[tuple[dict, list | None]]
+             ) -> list[dict]:
+    batch = _backend_requests(mode, settings, requests)
+    if mode == "loglikelihood":
+        return [_ll_record(r) for r in backend.loglikelihood(batch)]
+    return [_gen_record(r) for r in backend.generate(batch, _decoding(settings))]
+
+
+def _stream(backend: Any, mode: str, settings: dict[str, Any], requests: list[tuple[dict, list | None]]
+            ) -> Iterator[tuple[int, dict]]:
+    """(index, record) as each request finishes, for backends that answer out of order (API backends)."""
+    batch = _backend_requests(mode, settings, requests)
+    if mode == "loglikelihood":
+        for index, result in backend.iter_loglikelihood(batch):
+            yield index, _ll_record(result)
+    else:
+        for index, result in backend.iter_generate(batch, _decoding(settings)):
+            yield index, _gen_record(result)
+
+
+def _tokens(records: Iterable[dict[str, Any]]) -> dict[str, int]:
+    """Tokens the records account for: prompts (and scored continuations) in, generated tokens out."""
+    prompt = completion = 0
+    for record in records:
+        prompt += (record.get("prompt_tokens") or 0) + sum(record.get("continuation_tokens") or [])
+        completion += record.get("completion_tokens") or 0
+    return {"prompt": prompt, "completion": completion}
+
+
+class _Committer:
+    """Puts streamed results into the cache in small transactions: every ``every`` results or ``seconds``."""
+
+    def __init__(self, cache: Any, every: int, seconds: float):
+        self.cache, self.every, self.seconds = cache, every, seconds
+        self.buffer: dict[str, dict] = {}
+        self.last = time.monotonic()
+
+    def add(self, key: str, value: dict) -> None:
+        self.buffer[key] = value
+        if len(self.buffer) >= self.every or time.monotonic() - self.last >= self.seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.buffer:
+            self.cache.put_many(self.buffer)
+            self.buffer = {}
+        self.last = time.monotonic()
+
+
+def run(
+    *,
+    model_spec: dict[str, Any],
+    model_path: str,
+    mode: str,
+    settings: dict[str, Any],
+    request_files: dict[str, str],
+    output_files: dict[str, str],
+    cache_path: str | None,
+    chunk_size: int = 64,
+    backend_loader: Callable[[dict[str, Any], str], Backend] = load_backend,
+    usage_file: str | None = None,
+    flush_every: int = 16,
+    flush_seconds: float = 2.0,
+) -> dict[str, int]:
+    """Answer every request of the given files; returns request, cache-hit and computed counts.
+
+    ``usage_file``, when given, receives what this run cost (see ``usage`` below) as JSON, written atomically.
+    """
+    started_run = time.perf_counter()
+    fingerprint = model_fingerprint(model_spec, model_path)
+    fingerprint_id = digest(fingerprint)
+    cache = ResponseCache(cache_path) if cache_path else NoCache()
+    by_language = _keyed_requests(request_files, model_spec, mode, settings, fingerprint)
+    keyed = [entry for entries in by_language.values() for entry in entries]
+    found = cache.get_many(key for key, _, _ in keyed)
+    missing = {key: (row, messages) for key, row, messages in keyed if key not in found}  # duplicates computed once
+    log.info("cache: %d of %d requests answered, %d to compute%s", len(keyed) - len(missing), len(keyed),
+             len(missing), "" if cache_path else " (cache off)")
+
+    computed: dict[str, dict] = {}
+    api_usage = None
+    if missing:
+        backend = _load_timed(backend_loader, model_spec, model_path)
+        try:
+            _compute_missing(backend, mode, settings, missing, cache, computed, chunk_size, flush_every, flush_seconds)
+        finally:
+            api_usage = _api_usage(backend)
+        found.update(computed)
+    cache.close()
+
+    _write_generations(by_language, found, output_files,
+                       {"settings": settings, "model_fingerprint": fingerprint, "model_fingerprint_sha256": fingerprint_id})
+    counts = {"requests": len(keyed), "cache_hits": len(keyed) - len(missing), "computed": len(missing)}
+    usage = {
+        **counts,
+        "cache": "on" if cache_path else "off",
+        "model_fingerprint_sha256": fingerprint_id,
+        "tokens_computed": _tokens(computed.values()),  # what this run paid for
+        "tokens_all_requests": _tokens(found[key] for key, _, _ in keyed),  # what the whole set costs uncached
+        "seconds": round(time.perf_counter() - started_run, 3),
+    }
+    if api_usage is not None:
+        usage["api"] = api_usage  # as the server reported it, retries included
+    log.info("tokens this run: %s; all requests: %s", usage["tokens_computed"], usage["tokens_all_requests"])
+    if usage_file:
+        write_json(usage_file, usage)
+    return counts
+
+
+def _load_timed(backend_loader: Callable[[dict[str, Any], str], Backend], model_spec: dict[str, Any],
+                         model_path: str) -> Backend:
+    started = time.perf_counter()
+    backend = backend_loader(model_spec, model_path)
+    log.info("model loaded in %.1f s", time.perf_counter() - started)
+    return backend
+
+
+def _api_usage(backend: Backend) -> dict[str, int] | None:
+    """An API backend's calls and retries as the server reported them; None for a local model."""
+    if not hasattr(backend, "usage"):
+        return None
+    usage = backend.usage()
+    log.info("API usage: %s", usage)
+    return usage
+
+
+def _write_generations(by_language: dict[str, list[tuple[str, dict, list | None]]], found: dict[str, dict],
+                       output_files: dict[str, str], shared: dict[str, Any]) -> None:
+    """One generations file per language: each request with its answer, the shared fields and its chat messages."""
+    for lang, entries in by_language.items():
+        records = []
+        for key, row, messages in entries:
+            record = {**row, **found[key], **shared}
+            if messages is not None:
+                record["messages"] = messages
+            records.append(record)
+        write_jsonl(Path(output_files[lang]), records)
+
+
+def _keyed_requests(request_files: dict[str, str], model_spec: dict[str, Any], mode: str, settings: dict[str, Any],
+                    fingerprint: dict[str, Any]) -> dict[str, list[tuple[str, dict, list | None]]]:
+    """Each language's requests as (cache key, request, chat messages or None), in file order."""
+    chat_model = is_chat(model_spec)
+    by_language: dict[str, list[tuple[str, dict, list | None]]] = {}
+    for lang, path in request_files.items():
+        by_language[lang] = []
+        for row in read_jsonl(path):
+            messages = build_messages(row, model_spec) if chat_model else None
+            by_language[lang].append((request_key(fingerprint, mode, settings, _payload(mode, row, messages)),
+                                      row, messages))
+    return by_language
+
+
+def _compute_missing(backend: Backend, mode: str, settings: dict[str, Any], missing: dict[str, tuple[dict, Any]],
+                     cache, computed: dict[str, dict], chunk_size: int, flush_every: int, flush_seconds: float) -> None:
+    """Ask the model for the requests the cache lacks (longest prompt first), into ``computed`` and the cache.
+
+    ``computed`` is filled as results arrive, so that what finished before an error is still counted.
+    """
+    template_sha = getattr(backend, "chat_template_sha256", None)
+    todo = sorted(missing.items(), key=lambda kv: -len(kv[1][0]["prompt"]))
+    streaming = hasattr(backend, "iter_generate" if mode == "generate" else "iter_loglikelihood")
+    progress = Progress(len(todo), log=log)
+    if streaming:
+        committer = _Committer(cache, flush_every, flush_seconds)
+        try:
+            for done, (index, record) in enumerate(_stream(backend, mode, settings, [r for _, r in todo]), 1):
+                if template_sha:
+                    record["chat_template_sha256"] = template_sha
+                computed[todo[index][0]] = record
+                committer.add(todo[index][0], record)
+                if done % max(1, chunk_size) == 0:
+                    progress.report(done)
+        finally:  # whatever finished before an error or interruption stays in the cache
+            committer.flush()
+        return
+    for start in range(0, len(todo), chunk_size):
+        chunk = todo[start:start + chunk_size]
+        results = _compute(backend, mode, settings, [r for _, r in chunk])
+        batch = {key: result for (key, _), result in zip(chunk, results)}
+        if template_sha:
+            for record in batch.values():
+                record["chat_template_sha256"] = template_sha
+        cache.put_many(batch)
+        computed.update(batch)
+        progress.report(min(start + chunk_size, len(todo)))

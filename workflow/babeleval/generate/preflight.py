@@ -1,0 +1,136 @@
+"""Checks of the machine a model will run on, made before anything is loaded.
+
+Two moments:
+
+- when the run is planned (``check_model_location``, from ``config.validate``):
+  what can be known without torch and without the network: a local model path
+  that is missing, a file, or not a model directory; a hub id while the hub is
+  switched off (``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE``) and the model is
+  not in the local hub cache.
+- in the generation job, just before the weights load (``checked_loader``):
+  the device. Whether CUDA works is known only to torch on the machine that
+  runs the job (on a cluster, planning happens on a login node without GPUs,
+  and ``nvidia-smi`` or ``CUDA_VISIBLE_DEVICES`` say nothing reliable about
+  what torch can use), so ``device: cuda`` is checked there, with torch, and
+  only when a model is about to load: a rerun answered from the cache needs
+  no GPU.
+
+Planning also looks at each model's response cache, if there is one: a file
+that is not an SQLite database at all (a different file copied over it, a cut
+header) stops the run before any job, rather than after the data were
+prepared; damage deeper inside the file is found when the job opens it.
+
+Every problem is a :class:`~babeleval.errors.ConfigError` or
+:class:`~babeleval.errors.MachineError` naming the model entry and what to do.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from ..core.errors import ConfigError, MachineError, StateError
+
+LOCAL_BACKENDS = ("hf", "vllm")
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_TRUE = {"1", "true", "yes", "on"}
+
+
+def is_local_path(where: str) -> bool:
+    """A model given as a path (rather than a hub id) starts with '.', '/' or '~'."""
+    return where.startswith((".", "/", "~"))
+
+
+def hub_offline(environ: dict[str, str] | None = None) -> bool:
+    environ = os.environ if environ is None else environ
+    return any(environ.get(name, "").strip().lower() in _TRUE for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def hub_cache_dir(environ: dict[str, str] | None = None) -> Path:
+    """Where the hub keeps downloaded models, as huggingface_hub decides it (without importing it)."""
+    environ = os.environ if environ is None else environ
+    if environ.get("HF_HUB_CACHE"):
+        return Path(environ["HF_HUB_CACHE"]).expanduser()
+    if environ.get("HUGGINGFACE_HUB_CACHE"):
+        return Path(environ["HUGGINGFACE_HUB_CACHE"]).expanduser()
+    home = environ.get("HF_HOME") or os.path.join(environ.get("XDG_CACHE_HOME") or "~/.cache", "huggingface")
+    return Path(home).expanduser() / "hub"
+
+
+def in_hub_cache(repo_id: str, environ: dict[str, str] | None = None) -> bool:
+    entry = hub_cache_dir(environ) / f"models--{repo_id.replace('/', '--')}"
+    return (entry / "snapshots").is_dir() and any((entry / "snapshots").iterdir())
+
+
+def check_model_location(name: str, spec: dict[str, Any], source_file: str, root: str | Path = ".") -> None:
+    """The model entry ``name`` points at something that can be loaded here; raises a named error if not."""
+    where = spec.get("model", "")
+    if not where or spec.get("backend") not in LOCAL_BACKENDS + ("openai",):
+        return
+    key = f"{source_file}: models.{name}.model"
+    if is_local_path(where):
+        path = Path(root) / Path(where).expanduser()
+        if path.is_file():
+            raise ConfigError(f"{key}: {where} is a file, not a model directory: give the directory that holds "
+                              "the model's config.json and weights")
+        if not path.is_dir():
+            raise ConfigError(f"{key}: directory {where} does not exist "
+                              "(a path starting with '.', '/' or '~' names a local model directory)")
+        if spec["backend"] in LOCAL_BACKENDS and not (path / "config.json").is_file():
+            raise ConfigError(f"{key}: directory {where} has no config.json, so it is not a model directory "
+                              "(give the directory a model was saved to, e.g. with save_pretrained)")
+    elif spec["backend"] in LOCAL_BACKENDS and hub_offline() and not in_hub_cache(where):
+        raise MachineError(f"{key}: hub id '{where}' is not in the local hub cache ({hub_cache_dir()}) and the hub is "
+                           "switched off (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set): download it where there "
+                           f"is network (huggingface-cli download {where}), or point model at a local directory")
+
+
+def check_device(spec: dict[str, Any], model_path: str) -> None:
+    """``device: cuda`` (or ``cuda:N``, ``mps``) is usable here; torch is imported only for such a setting."""
+    device = str(spec.get("device", "auto"))
+    if spec.get("backend") not in LOCAL_BACKENDS or device in ("auto", "cpu"):
+        return
+    import torch
+
+    if device.startswith("cuda"):
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = int(device.partition(":")[2] or 0)
+        if index >= count:
+            have = f"{count} CUDA device{'s' if count != 1 else ''}" if count else "no CUDA device"
+            raise MachineError(f"model {model_path}: device: {device}, but torch sees {have} on this machine "
+                               f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')}, torch "
+                               f"built for CUDA {torch.version.cuda or 'none'}): run the job on a GPU node, or set "
+                               "device: auto (the best device there is) or cpu")
+    elif device == "mps" and not torch.backends.mps.is_available():
+        raise MachineError(f"model {model_path}: device: mps, but this machine has no usable Apple GPU: set device: "
+                           "auto or cpu")
+
+
+def checked_loader(loader: Callable[[dict[str, Any], str], Any]) -> Callable[[dict[str, Any], str], Any]:
+    """``loader`` preceded by the checks that need the job's own machine (the device, the hub cache)."""
+
+    def load(spec: dict[str, Any], model_path: str) -> Any:
+        check_device(spec, model_path)
+        if spec.get("backend") in LOCAL_BACKENDS and not is_local_path(model_path) and hub_offline() \
+                and not in_hub_cache(model_path) and not Path(model_path).is_dir():
+            raise MachineError(f"model {model_path}: not in the local hub cache ({hub_cache_dir()}) and the hub "
+                               "is switched off (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set): download it where "
+                               f"there is network (huggingface-cli download {model_path}), or use a local directory")
+        return loader(spec, model_path)
+
+    return load
+
+
+def check_response_caches(models: Iterable[str], pattern: str, root: str | Path = ".") -> None:
+    """Each model's response cache (``pattern`` with ``{model}``), where one exists, is an SQLite file."""
+    for model in models:
+        path = Path(root) / pattern.format(model=model)
+        if not path.is_file() or path.stat().st_size == 0:  # none yet, or one SQLite has not written to
+            continue
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_MAGIC))
+        if header != SQLITE_MAGIC:
+            raise StateError(f"{path}: the response cache cannot be read (not an SQLite database): it is damaged "
+                             "or not a cache file; delete it and run again (only cached responses are lost: they "
+                             "are asked for again)")

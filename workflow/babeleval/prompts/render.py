@@ -1,0 +1,169 @@
+"""Render the prompts of one (task, language, template): the requests a model answers.
+
+A request holds everything needed to score it later without the model: the
+item id, the exact prompt, the continuations scored (log-likelihood) or the
+generation settings' owner template (generate), the choices and the gold answer.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Sequence
+
+from ..core.errors import DataError, TemplateError
+from .fewshot import check_pool, first_exemplars, random_exemplars, stratified_exemplars
+from ..score.parsers import LETTERS
+from .templates import Template
+
+# Fields of an item that hold its gold answer in some form: never shown for the item asked about.
+GOLD_FIELDS = ("answer", "label")
+
+
+def prompt_variables(item: dict[str, Any], template: Template | None = None) -> dict[str, Any]:
+    """What a template may use for an item: its fields except the gold, plus the choices and their letters.
+
+    ``choices`` are the template's words for the classes where it gives them
+    (JNLI's 含意/矛盾/中立), else the item's own.
+    """
+    variables = {key: value for key, value in item.items() if key not in GOLD_FIELDS}
+    if template is not None and template.choices is not None:
+        variables["choices"] = list(template.choices)
+    variables["letters"] = list(LETTERS[: len(variables.get("choices", []) or [])])
+    if template is not None and template.variant is not None:  # a variant's enumerators, labels, instruction
+        variant = template.variant if template.variant.language else template.variant.bound(item["language"])
+        variables.update(variant.variables(len(variables.get("choices", []) or [])))
+    return variables
+
+
+def target_variables(item: dict[str, Any], template: Template | None = None) -> dict[str, Any]:
+    """Prompt variables plus the gold answer, for an exemplar's target.
+
+    ``answer`` is the gold as the item holds it (an index, the gold spans, the
+    reference, the number); ``answer_text`` is its text (the gold choice, the
+    first gold span, the reference); ``answer_letter`` the gold choice's letter.
+    """
+    variables = prompt_variables(item, template)
+    answer = item["answer"]
+    variables["answer"] = answer
+    if variables.get("choices") and isinstance(answer, int):
+        variables["answer_letter"] = variables["letters"][answer]
+        variables["answer_text"] = variables["choices"][answer]
+    elif isinstance(answer, list):
+        variables["answer_text"] = answer[0]
+    else:
+        variables["answer_text"] = str(answer)
+    return variables
+
+
+def continuations(template: Template, item: dict[str, Any]) -> list[str]:
+    base = prompt_variables(item, template)
+    texts = [
+        template.render_continuation({**base, "choice": choice, "letter": base["letters"][index], "index": index})
+        for index, choice in enumerate(base["choices"])
+    ]
+    empty = [index for index, text in enumerate(texts) if not text]
+    if empty:  # nothing to score: every model would give it log-probability 0
+        raise TemplateError(f"{template.path}: 'continuation' renders to an empty text for choice "
+                            f"{base['letters'][empty[0]]} of item {item['id']}")
+    return texts
+
+
+def check_query(template: Template, query: str, item_id: Any) -> str:
+    """The item's own part of the prompt; one that renders to nothing (or only spaces) stops the run."""
+    if not query.strip():
+        raise TemplateError(f"{template.path}: 'prompt' renders to an empty text for item {item_id}: "
+                            "nothing would be asked")
+    return query
+
+
+def shuffled(items: Sequence[dict[str, Any]], seed: int | None) -> list[dict[str, Any]]:
+    """The items in the order a protocol evaluates them: as given, or shuffled with its own seed (JGLUE: 42)."""
+    items = list(items)
+    if seed is not None:
+        random.Random(seed).shuffle(items)
+    return items
+
+
+def build_requests(
+    template: Template,
+    items: Sequence[dict[str, Any]],
+    pool: Sequence[dict[str, Any]],
+    seed: int,
+    limit: int | None = None,
+    shuffle_seed: int | None = None,
+) -> list[dict[str, Any]]:
+    """Requests for the items of one language.
+
+    ``pool`` holds the rows exemplars are drawn from (the same language's items,
+    or another language's where the template says so). With the ``first``
+    sampler the exemplars are the pool's first rows and are removed from the
+    evaluated items, as in the Belebele tutorial blog; ``limit`` then applies to what is left.
+    With ``shuffle_seed`` the items are shuffled with it before the limit, as
+    JGLUE's harness does with 42.
+    """
+    if template.variant is not None:  # choices in the variant's order, gold remapped; bound to the language
+        from .variants import bind
+
+        template, items, pool = bind(template, items, pool)
+    fewshot = template.fewshot
+    if fewshot.n:
+        check_pool(template, len(pool), f"language {pool[0]['language']}" if pool else "no rows")
+    fixed: list[dict[str, Any]] | None = None
+    if fewshot.n and fewshot.sampler == "first":
+        fixed = first_exemplars(fewshot, pool)
+        used = {row["id"] for row in fixed}
+        items = [item for item in items if item["id"] not in used]
+    items = shuffled(items, shuffle_seed)
+    if limit is not None:
+        items = items[:limit]
+    if not items:
+        raise DataError(f"{template.path}: no items left to evaluate for this language after removing exemplars")
+
+    return [_request(template, item, _exemplars(template, pool, item, seed, fixed)) for item in items]
+
+
+def _exemplars(template: Template, pool: Sequence[dict[str, Any]], item: dict[str, Any], seed: int,
+               fixed: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The exemplars shown before ``item``: the template's sampler over the pool, in the variant's order."""
+    fewshot = template.fewshot
+    if not fewshot.n:
+        exemplars = []
+    elif fixed is not None:
+        exemplars = fixed
+    elif fewshot.sampler == "stratified":
+        exemplars = stratified_exemplars(fewshot, pool, item, seed)
+    else:
+        exemplars = random_exemplars(fewshot, pool, item, seed)
+    if template.variant is not None:
+        exemplars = template.variant.order_exemplars(exemplars, item)
+    return exemplars
+
+
+def _request(template: Template, item: dict[str, Any], exemplars: list[dict[str, Any]]) -> dict[str, Any]:
+    """The request of one item: its prompt, whole and in parts, its exemplars' ids and its gold."""
+    fewshot = template.fewshot
+    variables = prompt_variables(item, template)
+    preamble = template.render_preamble(variables)
+    turns = [{"user": template.render_prompt(prompt_variables(ex, template)),
+              "assistant": template.render_target(target_variables(ex, template))} for ex in exemplars]
+    query = check_query(template, template.render_prompt(variables), item["id"])
+    prompt = preamble + fewshot.separator.join([*(t["user"] + t["assistant"] for t in turns), query])
+    request = {
+        "id": item["id"],
+        "language": item["language"],
+        "prompt": prompt,
+        "exemplar_ids": [ex["id"] for ex in exemplars],
+        # the same prompt in parts, for chat models that take exemplars as earlier turns (backends/chat.py)
+        "preamble": preamble,
+        "exemplar_turns": turns,
+        "query": query,
+        "choices": variables.get("choices"),
+        "answer": item["answer"],
+    }
+    if "choice_order" in item:  # the original index of each choice shown (a choice-order variant)
+        request["choice_order"] = item["choice_order"]
+    if template.variant is not None and variables.get("choices"):
+        request["enumerators"] = variables["letters"]  # the labels this variant shows (1 2 3 4, ア イ ウ エ)
+    if template.mode == "loglikelihood":
+        request["continuations"] = continuations(template, item)
+    return request

@@ -1,0 +1,316 @@
+"""Prompt templates: one YAML file per template under ``prompts/<task>/<name>.yaml``.
+
+A template file holds the prompt text (Jinja2) and everything that decides how a
+model's answer is obtained and read: scoring mode, few-shot count and exemplar
+choice, stop sequences, token limit, decoding preset and answer parser. The
+format (letters, cloze, instruction) lives here; the task's data lives in the
+loaders.
+
+Keys: ``mode`` (loglikelihood | generate); ``prompt`` (one item) and ``target``
+(an exemplar's answer, appended after its prompt); ``preamble`` (text before
+the exemplars, rendered once: JGLUE's task description or a chat wrapper);
+``fewshot`` (``n``, ``sampler``: random | first | stratified, ``language``,
+``separator`` between exemplars and before the item, ``allow_fewer``: true where
+the protocol accepts fewer exemplars than ``n`` when the pool is smaller, which
+the score file then records; otherwise that stops the run); ``continuation`` (the text
+scored for each choice, loglikelihood only); ``choices`` (the words a
+classification task's labels are shown and scored as, in the task's label
+order: JNLI's 含意/矛盾/中立); ``generation`` and ``parser`` (generate only);
+``metrics`` (what to report, else the task family's defaults);
+``description`` and ``reference`` (where the protocol comes from);
+``layout`` and ``variations`` (a template family: its format as parts and the
+axes its variants vary, see ``babeleval.variants``). A name
+``<template>~axis=value~...`` loads a variant of ``prompts/<task>/<template>.yaml``.
+
+Tasks of one family share a template by reference: a file holding ``use: <task>/<name>``
+is that template, with only its own ``description`` and ``reference`` (the protocol
+is the other task's, cited for this one), so no two files repeat one prompt.
+
+Templates render in Jinja's immutable sandbox with strict undefined
+variables (``babeleval.sandbox``): a template cannot reach Python internals,
+read files or run code, every render has a time and output-size budget, and a
+misspelt variable is an error rather than an empty string.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jinja2.nodes
+import yaml
+
+from ..core.errors import TemplateError
+from .sandbox import ENV as _ENV
+from .sandbox import RenderLimit, compile_template as _compile, render
+
+PROMPTS_DIR = "prompts"
+MODES = ("loglikelihood", "generate")
+SAMPLERS = ("random", "first", "stratified")
+
+_FILE_NODES = (jinja2.nodes.Include, jinja2.nodes.Import, jinja2.nodes.FromImport, jinja2.nodes.Extends)
+
+_TOP_KEYS = {"description", "reference", "mode", "fewshot", "preamble", "prompt", "target", "continuation", "choices",
+             "generation", "parser", "metrics", "layout", "variations"}
+_FEWSHOT_KEYS = {"n", "sampler", "language", "separator", "allow_fewer"}
+_GENERATION_KEYS = {"decoding", "max_new_tokens", "stop"}
+_USING_KEYS = {"use", "description", "reference"}  # all a file that uses another task's template may set
+
+
+@dataclass(frozen=True)
+class FewShot:
+    n: int = 0
+    sampler: str = "random"
+    language: str | None = None  # draw exemplars from this language instead of the item's own
+    separator: str = "\n\n"
+    allow_fewer: bool = False  # a pool smaller than n gives fewer exemplars (recorded) instead of an error
+
+
+@dataclass(frozen=True)
+class Generation:
+    decoding: str = "greedy"
+    max_new_tokens: int = 32
+    stop: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Template:
+    task: str
+    name: str
+    path: Path
+    mode: str
+    prompt: str
+    target: str
+    description: str = ""
+    reference: str = ""
+    continuation: str | None = None
+    parser: str | None = None
+    preamble: str = ""                    # text before the exemplars and the item (JGLUE's DESCRIPTION)
+    choices: tuple[str, ...] | None = None  # the words a label task's classes are scored or read as
+    metrics: tuple[str, ...] | None = None  # what to report; None = the task family's defaults
+    fewshot: FewShot = field(default_factory=FewShot)
+    generation: Generation = field(default_factory=Generation)
+    sha256: str = ""
+    variant: Any = None  # babeleval.variants.Variant for a variant name (base~axis=value), else None
+    uses: Path | None = None  # the template file this one uses (``use: <task>/<name>``), else None
+
+    def render_preamble(self, variables: dict[str, Any]) -> str:
+        return self._render("preamble", self.preamble, variables) if self.preamble else ""
+
+    def render_prompt(self, variables: dict[str, Any]) -> str:
+        return self._render("prompt", self.prompt, variables)
+
+    def render_target(self, variables: dict[str, Any]) -> str:
+        return self._render("target", self.target, variables)
+
+    def render_continuation(self, variables: dict[str, Any]) -> str:
+        assert self.continuation is not None
+        return self._render("continuation", self.continuation, variables)
+
+    def _render(self, key: str, source: str, variables: dict[str, Any]) -> str:
+        try:
+            return render(source, variables)
+        except RenderLimit as exc:
+            raise TemplateError(f"{self.path}: '{key}' hit {exc} (see docs/security.md)") from None
+        except jinja2.exceptions.SecurityError as exc:
+            raise TemplateError(f"{self.path}: '{key}' tried something templates may not do: {exc}") from None
+        except jinja2.exceptions.UndefinedError as exc:
+            known = ", ".join(sorted(variables))
+            raise TemplateError(f"{self.path}: '{key}': {exc.message}; variables available: {known}") from None
+        except jinja2.exceptions.TemplateError as exc:
+            raise TemplateError(f"{self.path}: '{key}': {exc}") from None
+        except Exception as exc:  # 1/0, 'a' + 1, a huge range: the template's fault, said as such
+            raise TemplateError(f"{self.path}: '{key}': {type(exc).__name__}: {exc}") from None
+
+
+def template_path(task: str, name: str, root: str | Path = ".") -> Path:
+    return Path(root) / PROMPTS_DIR / task / f"{name}.yaml"
+
+
+def available_templates(task: str, root: str | Path = ".") -> list[str]:
+    return sorted(p.stem for p in (Path(root) / PROMPTS_DIR / task).glob("*.yaml"))
+
+
+def load_template_spec(task: str, name: str, root: str | Path = ".") -> tuple[dict, Path]:
+    """The mapping in a template file (with the template it uses, if it uses one), and its path."""
+    return _read_spec(template_path(task, name, root), task, name, root)[:2]
+
+
+def _read_spec(path: Path, task: str, name: str, root: str | Path) -> tuple[dict, Path, bytes, Path | None]:
+    """The template's mapping, its path, the bytes its hash covers, and the file it uses (or None)."""
+    spec, raw = _read_file(path, task, name, root)
+    if "use" not in spec:
+        return spec, path, raw, None
+    used, used_spec, used_raw = _used_template(path, task, spec, root)
+    # the hash covers both files: editing the used template changes every template that uses it
+    return {**used_spec, **{k: v for k, v in spec.items() if k != "use"}}, path, raw + b"\0" + used_raw, used
+
+
+def _used_template(path: Path, task: str, spec: dict, root: str | Path) -> tuple[Path, dict, bytes]:
+    """The template a ``use: <task>/<name>`` file refers to: of a task of the same family, using none itself."""
+    from ..tasks import TASKS
+
+    _check_keys(path, "a template that uses another", spec, _USING_KEYS)
+    ref = spec["use"]
+    other_task, _, other_name = ref.partition("/") if isinstance(ref, str) else ("", "", "")
+    if not other_name or other_task not in TASKS or other_task == task:
+        raise TemplateError(f"{path}: 'use' must name another task's template as <task>/<name> "
+                            f"(tasks: {', '.join(sorted(set(TASKS) - {task}))}), got {ref!r}")
+    if task in TASKS and TASKS[other_task].FAMILY != TASKS[task].FAMILY:
+        raise TemplateError(f"{path}: 'use: {ref}': a {TASKS[other_task].FAMILY} template cannot serve a "
+                            f"{TASKS[task].FAMILY} task")
+    used = template_path(other_task, other_name, root)
+    used_spec, used_raw = _read_file(used, other_task, other_name, root)
+    if "use" in used_spec:
+        raise TemplateError(f"{path}: 'use: {ref}': {used} uses another template itself; use that one directly")
+    return used, used_spec, used_raw
+
+
+def _read_file(path: Path, task: str, name: str, root: str | Path) -> tuple[dict, bytes]:
+    if not path.is_file():
+        known = ", ".join(available_templates(task, root)) or "none"
+        raise TemplateError(f"{path}: no template '{name}' for task '{task}' (available: {known})")
+    raw = path.read_bytes()
+    try:
+        spec = yaml.safe_load(raw.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise TemplateError(f"{path}: not a valid YAML file: {exc}") from None
+    if not isinstance(spec, dict):
+        raise TemplateError(f"{path}: expected a mapping of template keys")
+    return spec, raw
+
+
+def load_template(task: str, name: str, root: str | Path = ".") -> Template:
+    from . import variants
+
+    base, settings = variants.split_name(name)
+    spec, path, raw, used = _read_spec(template_path(task, base, root), task, base, root)
+    digest = hashlib.sha256(raw).hexdigest()
+    if not settings and "layout" not in spec and "variations" not in spec:
+        return replace(_from_spec(task, name, path, spec, digest), uses=used)
+    spec, variant = variants.expand_spec(spec, settings, name, path)
+    digest = hashlib.sha256(raw + b"\0" + name.encode("utf-8")).hexdigest()
+    return replace(_from_spec(task, name, path, spec, digest), variant=variant, uses=used)
+
+
+def _check_keys(path: Path, where: str, spec: dict, allowed: set[str]) -> None:
+    unknown = sorted(set(spec) - allowed)
+    if unknown:
+        raise TemplateError(f"{path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
+                            f" in {where} (allowed: {', '.join(sorted(allowed))})")
+
+
+def _require(path: Path, spec: dict, key: str, kind: type) -> Any:
+    if key not in spec:
+        raise TemplateError(f"{path}: missing required key '{key}'")
+    if not isinstance(spec[key], kind):
+        raise TemplateError(f"{path}: '{key}' must be a {kind.__name__}, got {type(spec[key]).__name__}")
+    return spec[key]
+
+
+def _from_spec(task: str, name: str, path: Path, spec: dict, digest: str) -> Template:
+    _check_keys(path, "the template", spec, _TOP_KEYS)
+    mode = _require(path, spec, "mode", str)
+    if mode not in MODES:
+        raise TemplateError(f"{path}: mode '{mode}' is not one of {', '.join(MODES)}")
+    prompt = _require(path, spec, "prompt", str)
+    target = _require(path, spec, "target", str)
+
+    fewshot = _fewshot(path, spec)
+
+    continuation = spec.get("continuation")
+    parser = spec.get("parser")
+    preamble = spec.get("preamble", "")
+    if not isinstance(preamble, str):
+        raise TemplateError(f"{path}: 'preamble' must be a string")
+    choices = spec.get("choices")
+    if choices is not None:
+        if not isinstance(choices, list) or not choices or not all(isinstance(c, str) and c for c in choices):
+            raise TemplateError(f"{path}: 'choices' must be a list of non-empty strings (one per class, in the task's label order)")
+        choices = tuple(choices)
+    metrics = _metrics(path, spec)
+    generation = _generation(path, spec, mode, continuation, parser)
+
+    template = Template(
+        task=task, name=name, path=path, mode=mode, prompt=prompt, target=target,
+        description=str(spec.get("description", "")).strip(), reference=str(spec.get("reference", "")).strip(),
+        continuation=continuation, parser=parser, fewshot=fewshot, generation=generation, sha256=digest,
+        preamble=preamble, choices=choices, metrics=metrics,
+    )
+    for key, source in (("preamble", preamble), ("prompt", prompt), ("target", target), ("continuation", continuation)):
+        if source is not None:
+            _check_jinja(path, key, source)
+    return template
+
+
+def _fewshot(path: Path, spec: dict) -> FewShot:
+    fewshot_spec = spec.get("fewshot") or {}
+    if not isinstance(fewshot_spec, dict):
+        raise TemplateError(f"{path}: 'fewshot' must be a mapping")
+    _check_keys(path, "'fewshot'", fewshot_spec, _FEWSHOT_KEYS)
+    fewshot = FewShot(**fewshot_spec)
+    if not isinstance(fewshot.n, int) or fewshot.n < 0:
+        raise TemplateError(f"{path}: fewshot.n must be a whole number >= 0")
+    if not isinstance(fewshot.allow_fewer, bool):
+        raise TemplateError(f"{path}: fewshot.allow_fewer must be true or false")
+    if fewshot.sampler not in SAMPLERS:
+        raise TemplateError(f"{path}: fewshot.sampler '{fewshot.sampler}' is not one of {', '.join(SAMPLERS)}")
+    return fewshot
+
+
+def _metrics(path: Path, spec: dict) -> tuple[str, ...] | None:
+    metrics = spec.get("metrics")
+    if metrics is not None:
+        if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
+            raise TemplateError(f"{path}: 'metrics' must be a list of metric names")
+        from ..score.metrics import METRICS
+
+        unknown = [m for m in metrics if m not in METRICS]
+        if unknown:
+            raise TemplateError(f"{path}: unknown metric{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                                f"(known: {', '.join(sorted(METRICS))})")
+        metrics = tuple(metrics)
+    return metrics
+
+
+def _generation(path: Path, spec: dict, mode: str, continuation: Any, parser: Any) -> Generation:
+    """The generation settings of a generate template (defaults for a loglikelihood one), with the keys each mode refuses."""
+    generation = Generation()
+    if mode == "loglikelihood":
+        if not isinstance(continuation, str):
+            raise TemplateError(f"{path}: a loglikelihood template needs 'continuation' (the text scored for each choice)")
+        if parser is not None or "generation" in spec:
+            raise TemplateError(f"{path}: 'parser' and 'generation' apply to generate templates only")
+    else:
+        if continuation is not None:
+            raise TemplateError(f"{path}: 'continuation' applies to loglikelihood templates only")
+        if not isinstance(parser, str):
+            raise TemplateError(f"{path}: a generate template needs 'parser' (the name of an answer parser)")
+        gen_spec = _require(path, spec, "generation", dict)
+        _check_keys(path, "'generation'", gen_spec, _GENERATION_KEYS)
+        stop = gen_spec.get("stop", [])
+        if not isinstance(stop, list) or not all(isinstance(s, str) and s for s in stop):
+            raise TemplateError(f"{path}: generation.stop must be a list of non-empty strings")
+        generation = Generation(
+            decoding=gen_spec.get("decoding", "greedy"),
+            max_new_tokens=gen_spec.get("max_new_tokens", 32),
+            stop=tuple(stop),
+        )
+        if not isinstance(generation.max_new_tokens, int) or generation.max_new_tokens < 1:
+            raise TemplateError(f"{path}: generation.max_new_tokens must be a whole number >= 1")
+    return generation
+
+
+def _check_jinja(path: Path, key: str, source: str) -> None:
+    """A template text compiles and stands alone (no include, import or extends)."""
+    try:
+        tree = _ENV.parse(source)
+        _compile(source)
+    except jinja2.exceptions.TemplateSyntaxError as exc:
+        raise TemplateError(f"{path}: '{key}' line {exc.lineno}: template syntax error: {exc.message}") from None
+    for node in tree.find_all(_FILE_NODES):
+        raise TemplateError(f"{path}: '{key}' line {node.lineno}: templates may not include, import or "
+                            f"extend other files (a template is one self-contained text)")

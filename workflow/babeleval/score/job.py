@@ -1,0 +1,128 @@
+"""Parse and score one (model, task, language, template): generations in, per-item records and metrics out.
+
+CPU only. How a record is read and judged depends on the task's family
+(``babeleval.families``); which metrics are reported on the template (its
+``metrics:``, else the family's defaults). Metrics are computed over all the
+records of the combination, so corpus metrics (BLEU, chrF, macro-F1,
+balanced accuracy) are corpus metrics. A response a parser cannot read is a
+parse failure: it is not correct, and it is counted and reported as its own
+metric so that a format problem is never mistaken for a knowledge problem.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from . import scorers as families
+from ..core.errors import DataError
+from ..core.jsonl import read_jsonl, write_json, write_jsonl
+from .metrics import compute_all
+from ..core.progress import Progress
+from ..prompts.templates import Template, load_template
+
+
+def score_combination(records: list[dict[str, Any]], template: Template, family: str = "multiple_choice",
+                      metric_options: dict[str, Any] | None = None, metric_names: tuple[str, ...] | None = None,
+                      on_scored: Callable[[int], None] | None = None
+                      ) -> tuple[list[dict], dict[str, float], dict[str, str]]:
+    """Per-item raw records (the generation plus what scoring made of it), the metrics and their signatures.
+
+    ``metric_names``: the metrics of the combination's resolved record (``babeleval.spec``); without one,
+    the template's (its ``metrics:``, else the family's defaults). ``on_scored``: called with the number of
+    records scored so far after each one (a progress line for a large task).
+    """
+    scored = []
+    for record in records:
+        scored.append({**record, **families.score_record(family, record, template)})
+        if on_scored is not None:
+            on_scored(len(scored))
+    names = tuple(metric_names) if metric_names is not None else families.metrics_for(family, template)
+    metrics, signatures = compute_all(names, scored, **(metric_options or {}))
+    signatures.update(families.signatures(family, names))
+    return scored, metrics, signatures
+
+
+def metric_options_for(spec: Any, language: str) -> dict[str, Any]:
+    """A task's metric settings (``config.TaskSpec``) for one language, plus a translation's target language
+    (BLEU's tokenizer depends on it: ``babeleval.bleu_tokenizers``)."""
+    from ..tasks import get_task
+
+    options = dict(spec.metric_options or {})
+    task = get_task(spec.name)
+    if task.FAMILY == "translation":
+        options["target_language"] = language if task.DIRECTION == "to" else (spec.options or {})["partner"]
+    return options
+
+
+def score_records(records: list[dict[str, Any]], mode: str, parser_name: str | None) -> tuple[list[dict], dict]:
+    """A multiple-choice combination scored with the family defaults (the interface of the first version)."""
+    from pathlib import Path
+
+    template = Template(task="", name="", path=Path("-"), mode=mode, prompt="", target="", parser=parser_name)
+    scored, metrics, _ = score_combination(records, template, "multiple_choice")
+    return scored, metrics
+
+
+def check_records(records: list[dict[str, Any]], where: str, template: Template, family: str) -> None:
+    """Our own generations file, damaged (edited by hand, a disk error): stop with the record, not a KeyError."""
+    needed = ["answer"]
+    needed += ["loglikelihoods", "continuations"] if template.mode == "loglikelihood" else ["response"]
+    if family in families.CHOICE_FAMILIES:
+        needed.append("choices")
+    for number, record in enumerate(records, start=1):
+        missing = [key for key in needed if key not in record]
+        if missing:
+            raise DataError(f"{where}: record {number}: missing {', '.join(missing)} (a damaged generations "
+                            "file: delete it to have it generated again)")
+
+
+def fewshot_shown(template: Template, records: list[dict[str, Any]]) -> dict[str, int]:
+    """Exemplars asked for and shown: fewer only where the template allows it (``fewshot.allow_fewer``)."""
+    shown = [len(r.get("exemplar_ids") or ()) for r in records]
+    n = template.fewshot.n
+    return {"asked": n, "fewest_shown": min(shown, default=n), "items_shown_fewer": sum(k < n for k in shown)}
+
+
+def score_files(*, generations: str, template_task: str, template_name: str, raw_out: str, scores_out: str,
+                labels: dict[str, str], metric_options: dict[str, Any] | None = None,
+                provenance: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Score one generations file: write the per-item raw records and the scores summary.
+
+    With ``provenance`` (``babeleval.provenance.for_scores``), the family and metrics are its resolved record's.
+    """
+    from ..tasks import get_task
+
+    template = load_template(template_task, template_name)
+    resolved = (provenance or {}).get("spec")
+    family = resolved["family"] if resolved else get_task(template_task).FAMILY
+    names = tuple(metric["name"] for metric in resolved["metrics"]) if resolved else None
+    records = read_jsonl(generations)
+    check_records(records, generations, template, family)
+    # a large task (thousands of items, sentence-level chrF) takes a while: say how far it got
+    progress = Progress(len(records), what="scored", unit="items")
+    scored, metrics, signatures = score_combination(records, template, family, metric_options, names, progress.tick)
+    write_jsonl(raw_out, scored)
+    first = records[0] if records else {}
+    summary = {
+        **labels,
+        "n": len(scored),
+        "metrics": metrics,
+        "parse_failures": sum(not r["parsed"] for r in scored),
+        # prompts cut from the left to fit the model's context, and of those the ones cut into the question
+        # (those items failed: families.question_cut)
+        "truncated_prompts": sum(bool(r.get("truncated_tokens")) for r in scored),
+        "questions_cut": sum(bool(r.get("question_cut")) for r in scored),
+        "template_sha256": template.sha256,
+        "mode": template.mode,
+        "parser": template.parser,
+        "family": family,
+        "settings": first.get("settings"),
+        "model_fingerprint": first.get("model_fingerprint"),
+        **({"provenance": provenance} if provenance is not None else {}),  # babeleval.provenance.for_scores
+    }
+    if template.fewshot.n:
+        summary["fewshot"] = fewshot_shown(template, scored)
+    if signatures:
+        summary["signatures"] = signatures
+    write_json(scores_out, summary)
+    return summary

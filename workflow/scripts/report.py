@@ -1,0 +1,14 @@
+import logging
+from pathlib import Path
+
+from babeleval.core import joblog
+from babeleval.analysis import report
+
+joblog.setup(snakemake.log[0])
+csvs = {name: snakemake.input[name] for name in report.TABLE_KEYS}
+figures = {}
+for path in snakemake.input.plots:
+    figures.setdefault(Path(path).parent.name, {})[Path(path).stem] = path
+# the prompt-variation section (variation.smk), where the grid has variants of a template family
+report.write_report(snakemake.output[0], csvs, figures, dict(snakemake.params.settings), tuple(snakemake.input.variation))
+logging.info("wrote %s", snakemake.output[0])
