@@ -1,7 +1,7 @@
 """Adding a task is one task module, its templates and a params.yaml entry (docs/tasks.md, "Adding a task").
 
 A small multiple-choice quiz task is written to a temporary directory outside the package, registered through
-params.yaml's ``task_modules``, and run end to end through Snakemake on a tiny local model: preparation,
+params.yaml's ``modules``, and run end to end through Snakemake on a tiny local model: preparation,
 rendering, generation, scoring, tables and the analysis report pick it up with no other edit.
 """
 
@@ -91,15 +91,15 @@ def test_a_task_from_a_temporary_directory_runs_end_to_end(tmp_path, tiny_model_
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["models"] = {"tiny-llama": {"backend": "hf", "model": str(tiny_model_dir), "dtype": "float32",
                                        "device": "cpu", "batch_size": 8}}
-    params["task_modules"] = [str(outside / "quiz.py")]
+    params["modules"] = [str(outside / "quiz.py")]
     params["tasks"] = {"quiz": {"languages": list(ROWS), "templates": ["lettered"],
                                 "source": {"kind": "local", "path": "data/quiz"}}}
     (workdir / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
-    env_before = os.environ.get("BABELEVAL_TASKS")
+    env_before = os.environ.get("BABELEVAL_MODULES")
 
     snakemake(workdir)  # the default target: metrics, tables and the analysis report
 
-    assert os.environ.get("BABELEVAL_TASKS") == env_before  # registration stays in the workflow's processes
+    assert os.environ.get("BABELEVAL_MODULES") == env_before  # registration stays in the workflow's processes
     metrics = json.loads((workdir / "results/metrics.json").read_text(encoding="utf-8"))
     assert set(metrics["tiny-llama"]["quiz"]) == {"acc"} and 0.0 <= metrics["tiny-llama"]["quiz"]["acc"] <= 100.0
     board = read_table(workdir / "results/leaderboard.csv")
@@ -122,8 +122,12 @@ def test_a_task_module_that_defines_no_task_is_refused(tmp_path):
 
     empty = tmp_path / "nothing.py"
     empty.write_text("X = 1\n", encoding="utf-8")
-    params = {"seed": 1, "task_modules": [str(empty)], "models": {}, "tasks": {}, "decoding": {}}
-    with pytest.raises(ConfigError, match=r"params\.yaml: task_modules: .*nothing\.py: defines no Task subclass"):
+    params = {"seed": 1, "modules": [str(empty)], "models": {}, "tasks": {}, "decoding": {}}
+    with pytest.raises(ConfigError, match=r"params\.yaml: modules: .*nothing\.py: defines no task, metric, parser or "
+                                          r"backend"):
         validate(params)
-    with pytest.raises(ConfigError, match=r"task_modules: .*absent\.py: no such file"):
-        validate({**params, "task_modules": [str(tmp_path / "absent.py")]})
+    with pytest.raises(ConfigError, match=r"modules: .*absent\.py: no such file"):
+        validate({**params, "modules": [str(tmp_path / "absent.py")]})
+    # the older name of the key reads the same files
+    with pytest.raises(ConfigError, match=r"params\.yaml: task_modules: .*absent\.py: no such file"):
+        validate({"seed": 1, "task_modules": [str(tmp_path / "absent.py")], "models": {}, "tasks": {}, "decoding": {}})

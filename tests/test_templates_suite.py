@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from babeleval.core.errors import TemplateError
-from babeleval.score.scorers import check_template
+from babeleval.grid.params import check_template
+from babeleval.tasks.families import get_family
 from babeleval.prompts.render import build_requests
 from babeleval.tasks import get_task
 from babeleval.prompts.templates import load_template
@@ -88,7 +89,7 @@ def test_sib200_golden():
                                   "topic_classification", "sib200"])
 def test_suite_templates_fit_their_family(task):
     template = load_template(task, "en_zeroshot", ROOT)
-    assert check_template(get_task(task).FAMILY, template) is None
+    assert check_template(get_family(get_task(task).FAMILY), template) is None
     assert template.fewshot.n == 0 and template.mode == "generate"
     assert "1e116951d0cdfcab00b79fc5e823e5acc34d195a" in template.reference
 
@@ -96,9 +97,9 @@ def test_suite_templates_fit_their_family(task):
 def test_a_template_must_fit_the_family():
     mgsm = get_task("mgsm")
     letters = load_template("mmlu", "en_zeroshot", ROOT)
-    assert "needs one that reads number" in check_template(mgsm.FAMILY, letters)
+    assert "needs one that reads number" in check_template(get_family(mgsm.FAMILY), letters)
     jcqa = load_template("jcommonsenseqa", "0.1", ROOT)
-    assert "cannot be scored in mode 'loglikelihood'" in check_template(mgsm.FAMILY, jcqa)
+    assert "cannot be scored in mode 'loglikelihood'" in check_template(get_family(mgsm.FAMILY), jcqa)
 
 
 def test_template_keys_are_checked(tmp_path):

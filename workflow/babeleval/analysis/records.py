@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
+from ..core.choices import LETTERS
 from ..core.jsonl import read_jsonl
 
 # Fields analysis reads; besides these, a record keeps its numbers and booleans (per-item metrics such as f1).
@@ -83,8 +84,7 @@ def item_text(item: dict[str, Any], limit: int = 300) -> str:
         text = ""
     choices = item.get("choices")
     if isinstance(choices, list) and choices:
-        letters = "ABCDEFGHIJ"
-        text += " | " + " / ".join(f"{letters[i]}: {c}" for i, c in enumerate(choices[:10]))
+        text += " | " + " / ".join(f"{LETTERS[i]}: {c}" for i, c in enumerate(choices[:10]))
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

@@ -165,7 +165,7 @@ def run_search(params: str, model: str, task_name: str, language: str, family: s
                budget: int, batch: int, workdir: str | Path) -> dict:
     import tempfile
 
-    from ..score import scorers as families
+    from ..score import scorers
     from ..generate.backends import load_backend
     from ..grid.params import load_params
     from ..generate.job import run as generate_run
@@ -201,7 +201,7 @@ def run_search(params: str, model: str, task_name: str, language: str, family: s
                             backend_loader=backend_loader)
         for key in counts:
             counts[key] += done[key]
-        return [families.score_record(task.FAMILY, record, template)["correct"] is True
+        return [scorers.score_record(task.FAMILY, record, template)["correct"] is True
                 for record in read_jsonl(tmp / "answers.jsonl")]
 
     try:

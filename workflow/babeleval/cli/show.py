@@ -18,7 +18,7 @@ from dataclasses import asdict
 
 from ..grid.params import load_params
 from ..core.errors import BabelevalError
-from ..score.parsers import LETTERS
+from ..core.choices import LETTERS
 from ..prompts.render import build_requests
 from ..grid.records import prompt_spec
 from ..tasks import get_task

@@ -16,6 +16,7 @@ import logging
 import os
 import sys
 
+from . import extensions
 from .errors import BabelevalError
 from .redact import RedactingFilter
 
@@ -93,6 +94,8 @@ def _report(exc_type, exc, tb) -> None:
 
 
 def setup(log_file: str | None) -> None:
+    """A job's start: its log on the console and in its log file, and the extension files of the run's
+    params.yaml loaded (``babeleval.core.extensions``)."""
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file:
         handlers.append(logging.FileHandler(log_file, mode="w", encoding="utf-8"))
@@ -101,3 +104,4 @@ def setup(log_file: str | None) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         handlers=handlers, force=True)
     sys.excepthook = _report
+    extensions.load_exported()

@@ -17,10 +17,12 @@ import jsonschema
 import yaml
 
 from ..core.errors import BabelevalError, ConfigError, DataError, TemplateError
-from ..score.parsers import PARSERS
+from ..score.parsers import PARSERS, get_parser
 from ..generate.preflight import check_model_location
 from .records import CombinationSpec, PromptSpec, prompt_spec, resolve
-from ..tasks import TASKS, get_task, register_modules
+from ..core import extensions
+from ..tasks import TASKS, get_task
+from ..tasks.families import Family, get_family
 from ..prompts.templates import Template, load_template
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "params.schema.yaml"
@@ -120,21 +122,32 @@ def _describe(error: jsonschema.ValidationError) -> list[str]:
 
 
 def load_schema() -> dict[str, Any]:
-    """The params.yaml schema, with the task names of the registry (tasks in ``task_modules`` included)."""
+    """The params.yaml schema, with the task names of the registry (extension files' tasks included)."""
     schema = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
     schema["properties"]["tasks"]["propertyNames"] = {"enum": list(TASKS)}
     return schema
 
 
+# params.yaml keys listing extension files (babeleval.core.extensions); task_modules is the older name
+EXTENSION_KEYS = ("modules", "task_modules")
+
+
+def load_extensions(params: dict, source_file: str, root: str | Path) -> None:
+    """Load the extension files params.yaml lists, before the schema is checked: the names of the tasks and
+    backends they define are part of it."""
+    for key in EXTENSION_KEYS:
+        paths = params.get(key)
+        if isinstance(paths, list) and all(isinstance(path, str) for path in paths):  # else the schema says why
+            try:
+                extensions.load_files(paths, root, key)
+            except ConfigError as exc:
+                raise ConfigError(f"{source_file}: {exc}") from None
+
+
 def validate(params: Any, source_file: str = "params.yaml", root: str | Path = ".") -> Grid:
     if not isinstance(params, dict):
         raise ConfigError(f"{source_file}: expected a mapping at the top level, got {type(params).__name__}")
-    modules = params.get("task_modules")
-    if isinstance(modules, list) and all(isinstance(path, str) for path in modules):  # else the schema says why
-        try:
-            register_modules(modules, root)
-        except ConfigError as exc:
-            raise ConfigError(f"{source_file}: {exc}") from None
+    load_extensions(params, source_file, root)
     schema = load_schema()
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(params), key=lambda e: (list(map(str, e.absolute_path)), e.message))
@@ -214,7 +227,6 @@ def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str 
 def _templates(task, spec: dict, params: dict, source_file: str, root: str | Path) -> dict[str, Template]:
     """A task entry's templates (sampled variants included), each checked against the task's family,
     the parsers and the decoding presets."""
-    from ..score.scorers import check_template
     from ..prompts.variants import check_variant, grid_template_names
 
     name = task.NAME
@@ -228,7 +240,7 @@ def _templates(task, spec: dict, params: dict, source_file: str, root: str | Pat
         if template.mode == "generate":
             if template.parser not in PARSERS:
                 raise ConfigError(f"{where}: unknown parser '{template.parser}' (known: {', '.join(sorted(PARSERS))})")
-        problem = check_template(task.FAMILY, template)
+        problem = check_template(get_family(task.FAMILY), template)
         if problem:
             raise ConfigError(f"{where}: {problem}")
         if template.mode == "generate":
@@ -288,6 +300,36 @@ def check_local_data(grid: Grid, root: str | Path = ".") -> None:
             template.render_target(target_variables(first_item, template))
             if template.mode == "loglikelihood" and "choices" in first_item:
                 continuations(template, first_item)
+
+
+# What a template of a family and mode may report (its ``metrics:``): the defaults and what else the
+# family's scored records support. acc_norm needs log-likelihoods; accuracy means nothing for a translation.
+_CHOICE_METRICS = {"loglikelihood": ("acc", "acc_norm", "balanced_acc", "macro_f1"),
+                   "generate": ("acc", "balanced_acc", "macro_f1", "parse_failure_rate")}
+APPLICABLE_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
+    "multiple_choice": _CHOICE_METRICS,
+    "classification": _CHOICE_METRICS,
+    "extractive_qa": {"generate": ("exact_match", "f1", "acc", "parse_failure_rate")},
+    "translation": {"generate": ("bleu", "chrf", "parse_failure_rate")},
+    "math": {"generate": ("acc", "parse_failure_rate")},
+}
+
+
+def check_template(family: Family, template: Template) -> str | None:
+    """Why a template cannot serve a task of this family, or None."""
+    if template.mode not in family.modes:
+        return f"a {family.name} task cannot be scored in mode '{template.mode}'"
+    if template.mode == "generate":
+        kind = get_parser(template.parser).kind
+        if kind not in family.parser_kinds:
+            return (f"parser '{template.parser}' reads a {kind}; a {family.name} task needs one that reads "
+                    f"{' or '.join(family.parser_kinds)}")
+    allowed = APPLICABLE_METRICS[family.name][template.mode]
+    wrong = [name for name in template.metrics or () if name not in allowed]
+    if wrong:
+        return (f"metric{'s' if len(wrong) > 1 else ''} {', '.join(wrong)} cannot be computed for a {family.name} task "
+                f"in mode '{template.mode}' (it can report: {', '.join(allowed)})")
+    return None
 
 
 _COMMON_TASK_KEYS = {"languages", "templates", "source", "limit", "variants"}

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
+from ..tasks.families import get_family
+
 PREPARED = "data/prepared/{task}/{language}.jsonl"
 PREPARED_FEWSHOT = "data/prepared/{task}/fewshot/{language}.jsonl"
 
@@ -159,18 +161,17 @@ def prompt_spec(task_spec, template_name: str, language: str, seed: int, templat
 
 def combination_spec(model: str, model_entry: Mapping[str, Any], task_spec, prompts: PromptSpec,
                      presets: Mapping[str, Any], seed: int) -> CombinationSpec:
-    from ..score.scorers import metrics_for
     from ..generate.fingerprint import output_settings
     from ..score.job import metric_options_for
     from ..tasks import get_task
 
-    family = get_task(task_spec.name).FAMILY
+    family = get_family(get_task(task_spec.name).FAMILY)
     template = task_spec.templates[prompts.template]
     return CombinationSpec(
-        model=model, prompts=prompts, family=family, mode=template.mode,
+        model=model, prompts=prompts, family=family.name, mode=template.mode,
         decoding=decoding_for(template, model_entry, presets, seed),
         parser=template.parser,
-        metrics=metric_specs(tuple(metrics_for(family, template))),
+        metrics=metric_specs(family.reported_metrics(template.mode, template.metrics)),
         metric_options=metric_options_for(task_spec, prompts.language),
         model_outputs=output_settings(dict(model_entry)),
     )

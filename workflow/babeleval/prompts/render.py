@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from ..core.errors import DataError, TemplateError
 from .fewshot import check_pool, first_exemplars, random_exemplars, stratified_exemplars
-from ..score.parsers import LETTERS
+from ..core.choices import LETTERS
 from .templates import Template
 
 # Fields of an item that hold its gold answer in some form: never shown for the item asked about.

@@ -46,6 +46,7 @@ from typing import Any, Callable, Sequence
 
 import yaml
 
+from ..core.choices import LETTERS
 from ..core.errors import ConfigError, TemplateError
 
 PHRASES_FILE = Path(__file__).resolve().parent / "instruction_phrases.yaml"
@@ -53,7 +54,7 @@ PHRASES_FILE = Path(__file__).resolve().parent / "instruction_phrases.yaml"
 NAME_SEPARATOR = "~"
 
 ENUMERATORS = {
-    "upper": "ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    "upper": LETTERS,
     "lower": "abcdefghijklmnopqrstuvwxyz",
 }
 # A script's own enumerators, where it has a conventional sequence for lettered options.

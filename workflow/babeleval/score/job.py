@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from . import scorers as families
 from ..core.errors import DataError
 from ..core.jsonl import read_jsonl, write_json, write_jsonl
-from .metrics import compute_all
 from ..core.progress import Progress
 from ..prompts.templates import Template, load_template
+from ..tasks.families import get_family
+from . import scorers
+from .metrics import compute_all
 
 
 def score_combination(records: list[dict[str, Any]], template: Template, family: str = "multiple_choice",
@@ -33,12 +34,13 @@ def score_combination(records: list[dict[str, Any]], template: Template, family:
     """
     scored = []
     for record in records:
-        scored.append({**record, **families.score_record(family, record, template)})
+        scored.append({**record, **scorers.score_record(family, record, template)})
         if on_scored is not None:
             on_scored(len(scored))
-    names = tuple(metric_names) if metric_names is not None else families.metrics_for(family, template)
+    names = get_family(family).reported_metrics(
+        template.mode, tuple(metric_names) if metric_names is not None else template.metrics)
     metrics, signatures = compute_all(names, scored, **(metric_options or {}))
-    signatures.update(families.signatures(family, names))
+    signatures.update(scorers.signatures(family, names))
     return scored, metrics, signatures
 
 
@@ -67,7 +69,7 @@ def check_records(records: list[dict[str, Any]], where: str, template: Template,
     """Our own generations file, damaged (edited by hand, a disk error): stop with the record, not a KeyError."""
     needed = ["answer"]
     needed += ["loglikelihoods", "continuations"] if template.mode == "loglikelihood" else ["response"]
-    if family in families.CHOICE_FAMILIES:
+    if get_family(family).choices:
         needed.append("choices")
     for number, record in enumerate(records, start=1):
         missing = [key for key in needed if key not in record]

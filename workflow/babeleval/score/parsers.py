@@ -53,9 +53,10 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Callable, Sequence, Union
 
+from ..core.choices import LETTERS
+from ..core.numbers import canonical_number
 from . import answer_phrases
 
-LETTERS = string.ascii_uppercase
 KINDS = ("letter", "label", "number", "text")
 
 # Failure reasons: every failure's text starts with one of these names.
@@ -531,16 +532,6 @@ def _ascii_digits(text: str) -> str:
     text = "".join(out)
     return (text.replace("٫", ".").replace("٬", ",").replace("，", ",").replace("．", ".").replace("−", "-")
             .replace("＝", "=").replace("＋", "+"))
-
-
-def canonical_number(value: Decimal) -> str:
-    """One spelling per number: no exponent, no trailing zeros, no "-0"."""
-    if value == 0:
-        return "0"
-    text = format(value.normalize(), "f")
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text
 
 
 def number_value(match: re.Match) -> Decimal | None:

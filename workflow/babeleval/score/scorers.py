@@ -1,8 +1,6 @@
-"""Task families: how an item's answer is presented, read and judged.
+"""Scoring one record: how a task family's answer is read and judged (the families: ``babeleval.tasks.families``).
 
-Each family says, for a template of a given mode, which metrics it reports by
-default and how one record (a rendered request plus the model's output) is
-scored. A scored record always holds ``prediction``, ``gold``, ``parsed``,
+A scored record (a rendered request plus the model's output) always holds ``prediction``, ``gold``, ``parsed``,
 ``parse_error`` and ``correct`` (None where the family has no per-item
 correctness, as translation):
 
@@ -23,66 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from .metrics import argmax, length_normalised
-from .parsers import LETTERS, get_parser, parse
 from ..prompts.templates import Template
-
-DEFAULT_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
-    "multiple_choice": {"loglikelihood": ("acc", "acc_norm"), "generate": ("acc", "parse_failure_rate")},
-    "classification": {"loglikelihood": ("acc", "acc_norm", "balanced_acc", "macro_f1"),
-                       "generate": ("acc", "balanced_acc", "macro_f1", "parse_failure_rate")},
-    "extractive_qa": {"generate": ("exact_match", "f1", "parse_failure_rate")},
-    "translation": {"generate": ("bleu", "chrf", "parse_failure_rate")},
-    "math": {"generate": ("acc", "parse_failure_rate")},
-}
-
-# What a template of a family and mode may report (its ``metrics:``): the defaults and what else the
-# family's scored records support. acc_norm needs log-likelihoods; accuracy means nothing for a translation.
-_CHOICE_METRICS = {"loglikelihood": ("acc", "acc_norm", "balanced_acc", "macro_f1"),
-                   "generate": ("acc", "balanced_acc", "macro_f1", "parse_failure_rate")}
-APPLICABLE_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
-    "multiple_choice": _CHOICE_METRICS,
-    "classification": _CHOICE_METRICS,
-    "extractive_qa": {"generate": ("exact_match", "f1", "acc", "parse_failure_rate")},
-    "translation": {"generate": ("bleu", "chrf", "parse_failure_rate")},
-    "math": {"generate": ("acc", "parse_failure_rate")},
-}
-
-# What a family's generate templates may parse with (parser kinds).
-PARSER_KINDS = {
-    "multiple_choice": ("letter", "label"),
-    "classification": ("label", "letter"),
-    "extractive_qa": ("text",),
-    "translation": ("text",),
-    "math": ("number",),
-}
-
-
-def default_metrics(family: str, mode: str) -> tuple[str, ...]:
-    return DEFAULT_METRICS[family][mode]
-
-
-def metrics_for(family: str, template: Template) -> tuple[str, ...]:
-    return template.metrics if template.metrics is not None else default_metrics(family, template.mode)
-
-
-def check_template(family: str, template: Template) -> str | None:
-    """Why a template cannot serve a task of this family, or None."""
-    if template.mode not in DEFAULT_METRICS[family]:
-        return f"a {family} task cannot be scored in mode '{template.mode}'"
-    if template.mode == "generate":
-        kind = get_parser(template.parser).kind
-        if kind not in PARSER_KINDS[family]:
-            return (f"parser '{template.parser}' reads a {kind}; a {family} task needs one that reads "
-                    f"{' or '.join(PARSER_KINDS[family])}")
-    allowed = APPLICABLE_METRICS[family][template.mode]
-    wrong = [name for name in template.metrics or () if name not in allowed]
-    if wrong:
-        return (f"metric{'s' if len(wrong) > 1 else ''} {', '.join(wrong)} cannot be computed for a {family} task "
-                f"in mode '{template.mode}' (it can report: {', '.join(allowed)})")
-    return None
-
-
-# -- scoring one record ----------------------------------------------------------------------------------
+from ..core.choices import LETTERS
+from .parsers import get_parser, parse
 
 
 def score_choice(record: dict[str, Any], template: Template) -> dict[str, Any]:
@@ -132,9 +73,6 @@ def score_math(record: dict[str, Any], template: Template) -> dict[str, Any]:
     return {"prediction": parsed.answer, "parsed": parsed.ok, "parse_error": parsed.error, "gold": gold,
             "correct": parsed.ok and parsed.answer == gold}
 
-
-# Families whose records carry ``choices`` (the options, or the class labels).
-CHOICE_FAMILIES = ("multiple_choice", "classification")
 
 SCORERS = {
     "multiple_choice": score_choice,

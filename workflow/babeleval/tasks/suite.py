@@ -47,7 +47,7 @@ from typing import Any
 
 from ..core.errors import DataError
 from ..core.languages import dataset_code, language_name, script_name
-from ..score.parsers import LETTERS
+from ..core.choices import LETTERS
 from .base import Task
 from .sources import find_file, place, read_hub, read_json_records, read_table, read_tsv
 from .validate import check_unique, choice_texts, flags, one_of, plain_number, require_fields, require_text

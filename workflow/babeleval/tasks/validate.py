@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any, Sequence
 
 from ..core.errors import DataError
-from ..score.parsers import canonical_number
+from ..core.numbers import canonical_number
 
 PLAIN_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 

@@ -1,0 +1,80 @@
+"""Where every file of a run lives: the one table of path patterns, relative to the workflow directory.
+
+The rules, the jobs, the analysis, the run summary and the command-line tools all read their paths
+here; a pattern's wildcards are the grid's names (``{model}``, ``{task}``, ``{language}``,
+``{template}``) and a few of the rules' own (``{base}``: a base template whose variants are answered
+together; ``{builtin}``: a model the workflow builds; ``{name}``: a figure).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+# data: the canonical items of a (task, language), and the rows exemplars are drawn from where the protocol
+# has its own exemplar split (JGLUE: train)
+PREPARED = "data/prepared/{task}/{language}.jsonl"
+PREPARED_FEWSHOT = "data/prepared/{task}/fewshot/{language}.jsonl"
+
+# one file per combination, (task, language, template) for prompts
+PROMPTS = "results/prompts/{task}/{language}/{template}.jsonl"
+GENERATIONS = "results/generations/{model}/{task}/{language}/{template}.jsonl"
+RAW = "results/raw/{model}/{task}/{language}/{template}.jsonl"
+SCORES = "results/scores/{model}/{task}/{language}/{template}.json"
+RAW_DIR = "results/raw"
+SCORES_DIR = "results/scores"
+
+# what a generation job paid for, per (model, task, template); and per variant set answered in one pass
+USAGE = "results/usage/{model}/{task}/{template}.json"
+SHARED_PREFIX_USAGE = "results/usage/{model}/{task}/shared_prefix/{base}.json"
+
+# kept between runs: each model's response cache, and the models the workflow builds
+CACHE = "results/cache/{model}.sqlite"
+BUILT_MODEL = "results/models/{builtin}"
+
+# aggregation and analysis
+LEADERBOARD_CSV = "results/leaderboard.csv"
+LEADERBOARD_MD = "results/leaderboard.md"
+METRICS_JSON = "results/metrics.json"
+BY_TEMPLATE = "results/tables/by_template.csv"
+BY_LANGUAGE = "results/tables/by_language.csv"
+ANALYSIS = "results/analysis/{name}.csv"
+PLOT = "results/plots/{task}/{name}.png"
+REPORT = "results/report.html"
+VARIATION_TABLE = "results/tables/variation_{name}.csv"
+VARIATION_FIGURE = "results/plots/variation.png"
+VARIATION_SECTION = "results/analysis/variation.html"
+
+# the budgeted variant search (python -m babeleval search)
+SEARCH = "results/search/{model}/{task}/{language}/{base}.json"
+
+# every job's log lies under here (see ``log``)
+LOGS = "results/logs"
+
+
+class Combo(NamedTuple):
+    """The labels of one combination of the grid."""
+
+    model: str
+    task: str
+    language: str
+    template: str
+
+
+def combination_files(pattern: str, combos) -> list[str]:
+    """``pattern`` filled in for every combination of ``combos`` ((model, task, language, template) each)."""
+    return [pattern.format(model=m, task=t, language=lang, template=tpl) for m, t, lang, tpl in combos]
+
+
+def combo_from_path(path: str | Path) -> Combo:
+    """The labels of ``.../{model}/{task}/{language}/{template}.jsonl`` (a raw or scores file)."""
+    path = Path(path)
+    parts = path.parts
+    if len(parts) < 4:
+        raise ValueError(f"{path}: expected .../<model>/<task>/<language>/<template>{path.suffix}")
+    return Combo(parts[-4], parts[-3], parts[-2], path.stem)
+
+
+def log(*parts: str) -> str:
+    """A job's log file: ``log("score", "{model}", "{task}")`` is ``results/logs/score/{model}/{task}.log``."""
+    return "/".join([LOGS, *parts]) + ".log"
