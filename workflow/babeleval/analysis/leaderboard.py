@@ -16,6 +16,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from ..core.jsonl import atomic_open, write_json
+from ..score.metrics import get_metric, headline_metric
 
 COLUMNS = ["model", "task", "language", "template", "metric", "value", "n"]
 
@@ -33,20 +34,18 @@ def leaderboard(scores: Iterable[dict[str, Any]]) -> pd.DataFrame:
 
 def headline_metrics(frame: pd.DataFrame) -> dict[str, Any]:
     """model -> task -> {headline metric: mean over the task's languages and templates}, on the scale the
-    leaderboard shows (accuracy in %, chrF and BLEU 0-100; ``analysis.units``).
+    leaderboard shows (accuracy in %, chrF and BLEU 0-100: each metric's scale, ``babeleval.score.metrics``).
 
     The headline metric is chosen per task from the metrics every model reports for it, so one task's
     column keeps its name across models and experiments.
     """
-    from .units import primary_metric, shown
-
     out: dict[str, Any] = {}
     for task, rows in frame.groupby("task", sort=True):
-        metric = primary_metric(set(rows["metric"]))
+        metric = headline_metric(set(rows["metric"]))
         if metric is None:
             continue
         for model, values in rows[rows["metric"] == metric].groupby("model", sort=True):
-            mean = shown(metric, float(values["value"].mean()))
+            mean = get_metric(metric).shown(float(values["value"].mean()))
             out.setdefault(str(model), {})[str(task)] = {metric: round(mean, 2)}
     return out
 
@@ -68,10 +67,14 @@ def write_outputs(score_files: Iterable[str | Path], csv_path: str | Path, md_pa
     if raw_files is not None:
         from .bootstrap import leaderboard_intervals
         from .headline import add_headline_columns
+        from .records import metric_options
 
         raw_files = list(raw_files)
+        options = {(summary["model"], summary["task"], summary["language"], summary["template"]): metric_options(summary)
+                   for summary in scores}
         frame = leaderboard_intervals(frame, raw_files, seed=settings.get("seed", 0),
-                                      n_samples=settings.get("samples", 1000), confidence=confidence)
+                                      n_samples=settings.get("samples", 1000), confidence=confidence,
+                                      options=options)
         frame = add_headline_columns(frame, raw_files, score_files, seed=settings.get("seed", 0),
                                      n_samples=settings.get("samples", 1000), confidence=confidence)
     from .paper_tables import markdown

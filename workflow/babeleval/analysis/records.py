@@ -2,7 +2,7 @@
 
 A raw file is ``results/raw/{model}/{task}/{language}/{template}.jsonl``; its
 path gives the labels. Only what analysis needs is kept in memory (ids,
-outcomes, parse results, hypotheses and references, per-item numbers): the
+outcomes, parse results, predictions and golds, per-item numbers): the
 prompt, choices, exemplars and fingerprints are dropped and long responses
 shortened, since a full Belebele grid is hundreds of thousands of records.
 """
@@ -17,8 +17,7 @@ from ..core.choices import LETTERS
 from ..core.jsonl import read_jsonl
 
 # Fields analysis reads; besides these, a record keeps its numbers and booleans (per-item metrics such as f1).
-KEPT = frozenset({"id", "language", "parsed", "parse_error", "response", "prediction", "gold", "answer",
-                  "hypothesis", "references", "reference"})
+KEPT = frozenset({"id", "language", "parsed", "parse_error", "response", "prediction", "gold", "answer"})
 RESPONSE_CHARS = 500
 
 
@@ -60,6 +59,12 @@ def load_scores(paths: Iterable[str | Path]) -> dict[Combo, dict[str, Any]]:
         summary = json.loads(Path(path).read_text(encoding="utf-8"))
         out[Combo(summary["model"], summary["task"], summary["language"], summary["template"])] = summary
     return out
+
+
+def metric_options(summary: dict[str, Any]) -> dict[str, Any]:
+    """The metric options a scores file's combination was scored with (its resolved record), if it records them."""
+    record = (summary.get("provenance") or {}).get("spec") or {}
+    return dict(record.get("metric_options") or {})
 
 
 def by_id(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:

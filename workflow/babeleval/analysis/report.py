@@ -19,10 +19,10 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from ..core.jsonl import atomic_open
+from ..score.metrics import get_metric
 from . import findings
 from . import paper_tables
 from .records import read_table
-from .units import PERCENT_METRICS, label
 
 MAX_ROWS = 200
 TEMPLATE = "report.html.j2"
@@ -103,7 +103,7 @@ def on_display_scale(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFr
     if frame.empty or "metric" not in frame.columns:
         return frame
     frame = frame.copy()
-    factor = frame["metric"].isin(PERCENT_METRICS).map({True: 100.0, False: 1.0})
+    factor = frame["metric"].map(lambda name: 100.0 if get_metric(name).percent else 1.0)
     for column in columns:
         if column in frame.columns:
             frame[column] = frame[column].astype(float) * factor
@@ -159,7 +159,7 @@ def paper_blocks(lb: pd.DataFrame) -> list[dict[str, Any]]:
             if len(templates) > 1 and (best[languages] != "").any().any():
                 tables.append(("best and mean over templates",
                                table_html(best, f"paper-{task}-{metric}-best", classes="data paper")))
-            blocks.append({"task": task, "label": label(metric), "tables": tables,
+            blocks.append({"task": task, "label": get_metric(metric).label, "tables": tables,
                            "chance": f"Chance level: {chance * 100:.1f}." if chance is not None
                            else "No chance level for this metric."})
     return blocks

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
+from ..score.metrics import get_metric, headline_metric
 from ..tasks.families import get_family
 
 PREPARED = "data/prepared/{task}/{language}.jsonl"
@@ -30,7 +31,7 @@ class MetricSpec:
     name: str
     scale: str  # "0-1" (stored as a share, shown as percent) or "0-100"
     higher_is_better: bool
-    headline: bool  # the combination's headline number (analysis.units.primary_metric)
+    headline: bool  # the combination's headline number (babeleval.score.metrics.headline_metric)
     bootstrap: str  # "corpus": resampled from sacrebleu statistics; "items": resampled per item
 
 
@@ -127,14 +128,12 @@ def decoding_for(template, model: Mapping[str, Any] | None, presets: Mapping[str
 
 
 def metric_specs(names: tuple[str, ...]) -> tuple[MetricSpec, ...]:
-    """The metrics a combination reports, each with its scale, direction, headline role and bootstrap."""
-    from ..analysis.bootstrap import CORPUS_METRICS
-    from ..analysis.units import PARSE_FAILURE_RATE, PERCENT_METRICS, primary_metric
-
-    headline = primary_metric(names)
-    return tuple(MetricSpec(name=name, scale="0-1" if name in PERCENT_METRICS else "0-100",
-                            higher_is_better=name != PARSE_FAILURE_RATE, headline=name == headline,
-                            bootstrap="corpus" if name in CORPUS_METRICS else "items") for name in names)
+    """The metrics a combination reports, each with its scale, direction, headline role and bootstrap, as the
+    registry declares them (``babeleval.score.metrics``)."""
+    headline = headline_metric(names)
+    return tuple(MetricSpec(name=metric.name, scale=metric.scale, higher_is_better=metric.higher_is_better,
+                            headline=metric.name == headline, bootstrap=metric.resampling.bootstrap)
+                 for metric in map(get_metric, names))
 
 
 # -- resolving a grid ----------------------------------------------------------------------------------

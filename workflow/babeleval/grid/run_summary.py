@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from ..score.metrics import PARSE_FAILURE_RATE
+
 SCORES = "results/scores/{model}/{task}/{language}/{template}.json"
 USAGE = "results/usage/{model}/{task}/{template}.json"
 
@@ -53,7 +55,7 @@ def collect(root: Path, combinations: Iterable[tuple[str, str, str, str]], start
             scores = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if "parse_failure_rate" in scores.get("metrics", {}):
+        if PARSE_FAILURE_RATE in scores.get("metrics", {}):  # generated answers, read by a parser
             summary.generated_items += int(scores.get("n", 0))
             summary.parse_failures += int(scores.get("parse_failures", 0))
         summary.items += int(scores.get("n", 0))

@@ -40,7 +40,6 @@ def score_combination(records: list[dict[str, Any]], template: Template, family:
     names = get_family(family).reported_metrics(
         template.mode, tuple(metric_names) if metric_names is not None else template.metrics)
     metrics, signatures = compute_all(names, scored, **(metric_options or {}))
-    signatures.update(scorers.signatures(family, names))
     return scored, metrics, signatures
 
 

@@ -101,11 +101,3 @@ def question_cut(record: dict[str, Any], scored: dict[str, Any]) -> dict[str, An
             failed[key] = value
     return failed
 
-
-def signatures(family: str, metric_names: tuple[str, ...]) -> dict[str, str]:
-    """Settings behind a family's numbers that are not in a metric's own signature."""
-    if family == "extractive_qa" and ("f1" in metric_names or "exact_match" in metric_names):
-        from .qa import tokenizer_name
-
-        return {"f1": f"SQuAD v1.1 F1 over {tokenizer_name()}; normalisation: emoji removed, neologdn, whitespace"}
-    return {}
