@@ -65,12 +65,3 @@ def tables(raw: dict[Combo, list[dict[str, Any]]], top: int = 5) -> dict[str, pd
                                 "example_response": _response(example)})
     return {"rates": pd.DataFrame(rate_rows, columns=RATE_COLUMNS),
             "reasons": pd.DataFrame(reason_rows, columns=REASON_COLUMNS)}
-
-
-def overall_reasons(reasons: pd.DataFrame) -> pd.DataFrame:
-    """Reasons summed over every combination (of the per-combination top reasons), most common first."""
-    if reasons.empty:
-        return pd.DataFrame(columns=["task", "template", "reason", "count"])
-    out = reasons.groupby(["task", "template", "reason"], as_index=False)["count"].sum()
-    return out.sort_values(["count", "task", "template", "reason"], ascending=[False, True, True, True],
-                           kind="stable").reset_index(drop=True)

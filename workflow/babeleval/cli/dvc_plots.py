@@ -5,7 +5,7 @@ blank page. This writes a page template with those three libraries inlined, take
 Snakemake ships for its own report (no download), and without DVC's ``{scripts}`` placeholder (where
 DVC would put the CDN tags)::
 
-    python -m babeleval.dvc_plots                                      # writes .dvc/tmp/offline_plots.html
+    python -m babeleval dvc-plots                                      # writes .dvc/tmp/offline_plots.html
     dvc config --local plots.html_template tmp/offline_plots.html      # every `dvc plots` page, from now on
     dvc plots diff baseline terse-instruct                             # -> dvc_plots/index.html, offline
 """
@@ -60,7 +60,7 @@ def page() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m babeleval.dvc_plots", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m babeleval dvc-plots", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=DEFAULT_OUT, help=f"where to write the template (default {DEFAULT_OUT})")
     args = parser.parse_args(argv)
     try:
@@ -75,6 +75,3 @@ def main(argv: list[str] | None = None) -> int:
           f"`dvc config --local plots.html_template {Path(*out.parts[1:]) if out.parts[0] == '.dvc' else out.resolve()}`")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,8 @@
 """Check a parser against your own model outputs.
 
-    python -m babeleval.parse --list
-    python -m babeleval.parse --parser final_letter < outputs.jsonl
-    python -m babeleval.parse --parser topic --labels "science/technology,travel,sports" outputs.jsonl
+    python -m babeleval parse --list
+    python -m babeleval parse --parser final_letter < outputs.jsonl
+    python -m babeleval parse --parser topic --labels "science/technology,travel,sports" outputs.jsonl
 
 Reads JSON Lines, each with a ``response`` field (a raw file from
 ``results/raw/`` works as it is), and writes one JSON line per input line:
@@ -68,7 +68,7 @@ def parse_lines(lines: Iterable[str], parser: str, n_choices: int = 4, labels: l
 
 
 def main(argv: list[str] | None = None) -> int:
-    cli = argparse.ArgumentParser(prog="python -m babeleval.parse", description=__doc__.split("\n\n")[0],
+    cli = argparse.ArgumentParser(prog="python -m babeleval parse", description=__doc__.split("\n\n")[0],
                                   formatter_class=argparse.RawDescriptionHelpFormatter,
                                   epilog=__doc__.split("\n\n", 1)[1])
     cli.add_argument("--parser", help="parser name (see --list)")
@@ -79,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     args = cli.parse_args(argv)
     if args.list:
         for name in sorted(PARSERS):
-            spec = PARSERS[name]
-            print(f"{name:18} {spec.kind:7} {spec.doc}")
+            parser = PARSERS[name]
+            print(f"{name:18} {parser.kind:7} {parser.doc}")
         return 0
     if not args.parser:
         cli.error("--parser is required (or --list)")
@@ -102,6 +102,3 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {count:5}  {reason}", file=sys.stderr)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

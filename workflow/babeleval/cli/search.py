@@ -8,7 +8,7 @@ variants' estimates rest on the same items as far as each got. The result is the
 found (the worst and best variants' accuracies, each with a Beta credible interval), next to every
 variant tried and how many items it received.
 
-    python -m babeleval.search --params examples/formatspread.yaml --model tiny-llama --task belebele \\
+    python -m babeleval search --params examples/formatspread.yaml --model tiny-llama --task belebele \\
         --language hin_Deva --template formatspread --candidates 40 --budget 600 --batch 12
 
 The CLI renders prompts as the workflow does, answers them with the model's backend through the same
@@ -41,7 +41,7 @@ from ..grid import rules as grid_rules
 from ..grid.params import load_params
 from ..grid.resolve import decoding_for, prompt_record
 from ..prompts.render import requests_for
-from ..prompts.templates import load_template, load_template_spec
+from ..prompts.templates import load_template, template_fields
 from ..prompts.variants import declared_axes, sample_settings, variant_name
 from ..score import scorers
 from ..tasks import get_task
@@ -139,7 +139,7 @@ def _seed(*parts: object) -> int:
 def _candidate_requests(grid, task_name: str, language: str, base: str, candidates: int | None):
     """The sampled variants of a base template: their names, templates and the requests of each."""
     entry = grid.tasks[task_name]
-    fields, path = load_template_spec(task_name, base)
+    fields, path = template_fields(task_name, base)
     axes = declared_axes(fields, path)
     if not axes:
         raise BabelevalError(f"{path}: declares no 'variations' to search over")
@@ -195,7 +195,7 @@ def run_search(params: str, model: str, task_name: str, language: str, base: str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m babeleval.search", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m babeleval search", description=__doc__.split("\n\n")[0])
     parser.add_argument("--params", default="params.yaml")
     parser.add_argument("--model", required=True)
     parser.add_argument("--task", required=True)
@@ -223,6 +223,3 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {out}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """Show the exact prompts a model will see for a (task, language, template).
 
-    python -m babeleval.show --task belebele --language jpn_Jpan --template paper -n 2
-    python -m babeleval.show --task belebele --language jpn_Jpan --template paper --record --model tiny-llama
+    python -m babeleval show --task belebele --language jpn_Jpan --template paper -n 2
+    python -m babeleval show --task belebele --language jpn_Jpan --template paper --record --model tiny-llama
 
 Reads params.yaml (for the data source, seed and item limit) and the template
 file as they are now, so a template author sees the effect of an edit at once,
@@ -79,7 +79,7 @@ def format_request(request: dict, number: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m babeleval.show", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m babeleval show", description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", required=True)
     parser.add_argument("--language", required=True)
     parser.add_argument("--template", required=True)
@@ -102,6 +102,3 @@ def main(argv: list[str] | None = None) -> int:
         print(format_request(request, number), end="\n\n")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -6,11 +6,10 @@ Every message names the params file and the key; a template's names the template
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ..core.errors import BabelevalError, ConfigError, TemplateError
 from ..prompts.templates import Template, load_template
-from ..prompts.variants import check_variant, grid_template_names
+from .variants import check_variant, grid_template_names
 from ..score.parsers import PARSERS, get_parser
 from ..tasks import Task, get_task
 from ..tasks.base import is_local

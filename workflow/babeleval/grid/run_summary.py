@@ -96,7 +96,7 @@ def lines(summary: Summary, *, succeeded: bool, wall_seconds: float, log: str | 
         out.append(f"  not scored: {shown}{more}")
     if succeeded:
         out.append("  next: results/leaderboard.md (tables), results/report.html (analysis), "
-                   "`python -m babeleval.compare` (against the last commit)")
+                   "`python -m babeleval compare` (against the last commit)")
     else:
         out.append(f"  next: the failed job's log (named above{'; Snakemake log: ' + log if log else ''}); "
                    "after a killed run: `snakemake --unlock`, then the same command again resumes "

@@ -28,7 +28,7 @@ def score_combination(records: list[dict[str, Any]], template: Template, family:
                       ) -> tuple[list[dict], dict[str, float], dict[str, str]]:
     """Per-item raw records (the generation plus what scoring made of it), the metrics and their signatures.
 
-    ``metric_names``: the metrics of the combination's resolved record (``babeleval.spec``); without one,
+    ``metric_names``: the metrics of the combination's resolved record (``babeleval.grid.records``); without one,
     the template's (its ``metrics:``, else the family's defaults). ``on_scored``: called with the number of
     records scored so far after each one (a progress line for a large task).
     """

@@ -17,7 +17,7 @@ as a wrong answer and never a guess. Its reason starts with one of the names in
 ``REASONS`` (``no answer``, ``ambiguous``, ``placeholder only``, ``empty
 response``, ``unfinished reasoning``, ``no text response``), then ": " and
 what was seen; scores count it as a parse failure and the analysis groups
-failures by it. Templates name their parser; ``python -m babeleval.parse``
+failures by it. Templates name their parser; ``python -m babeleval parse``
 runs any parser over a file of model outputs.
 
 What models really write, and what ``final_letter`` / ``final_number`` read:
