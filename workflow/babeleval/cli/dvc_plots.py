@@ -16,9 +16,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..core import paths
 from ..core.errors import BabelevalError
 
-DEFAULT_OUT = ".dvc/tmp/offline_plots.html"
 LIBRARIES = ("vega/vega.js", "vega-lite/vega-lite.js", "vega-embed/vega-embed.js")
 PAGE = """<!DOCTYPE html>
 <html>
@@ -61,7 +61,8 @@ def page() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m babeleval dvc-plots", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=DEFAULT_OUT, help=f"where to write the template (default {DEFAULT_OUT})")
+    parser.add_argument("--out", default=paths.OFFLINE_PLOTS_PAGE,
+                        help=f"where to write the template (default {paths.OFFLINE_PLOTS_PAGE})")
     args = parser.parse_args(argv)
     try:
         text = page()

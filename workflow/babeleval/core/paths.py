@@ -46,6 +46,10 @@ VARIATION_TABLE = "results/tables/variation_{name}.csv"
 VARIATION_FIGURE = "results/plots/variation.png"
 VARIATION_SECTION = "results/analysis/variation.html"
 
+# the page template that makes `dvc plots` work offline (python -m babeleval dvc-plots; the Makefile names it
+# to DVC relative to .dvc/)
+OFFLINE_PLOTS_PAGE = ".dvc/tmp/offline_plots.html"
+
 # the budgeted variant search (python -m babeleval search)
 SEARCH = "results/search/{model}/{task}/{language}/{base}.json"
 

@@ -19,7 +19,7 @@ order: JNLI's 含意/矛盾/中立); ``generation`` and ``parser`` (generate onl
 ``metrics`` (what to report, else the task family's defaults);
 ``description`` and ``reference`` (where the protocol comes from);
 ``layout`` and ``variations`` (a template family: its format as parts and the
-axes its variants vary, see ``babeleval.variants``). A name
+axes its variants vary, see ``babeleval.prompts.variants``). A name
 ``<template>~axis=value~...`` loads a variant of ``prompts/<task>/<template>.yaml``.
 
 Tasks of one family share a template by reference: a file holding ``use: <task>/<name>``
@@ -27,7 +27,7 @@ is that template, with only its own ``description`` and ``reference`` (the proto
 is the other task's, cited for this one), so no two files repeat one prompt.
 
 Templates render in Jinja's immutable sandbox with strict undefined
-variables (``babeleval.sandbox``): a template cannot reach Python internals,
+variables (``babeleval.prompts.sandbox``): a template cannot reach Python internals,
 read files or run code, every render has a time and output-size budget, and a
 misspelt variable is an error rather than an empty string.
 """

@@ -1,7 +1,7 @@
 """Parse and score one (model, task, language, template): generations in, per-item records and metrics out.
 
 CPU only. How a record is read and judged depends on the task's family
-(``babeleval.families``); which metrics are reported on the template (its
+(``babeleval.score.scorers``); which metrics are reported on the template (its
 ``metrics:``, else the family's defaults). Metrics are computed over all the
 records of the combination, so corpus metrics (BLEU, chrF, macro-F1,
 balanced accuracy) are corpus metrics. A response a parser cannot read is a
@@ -69,7 +69,7 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
                 provenance: dict[str, Any] | None = None) -> dict[str, Any]:
     """Score one generations file: write the per-item raw records and the scores summary.
 
-    With ``provenance`` (``babeleval.provenance.for_scores``), the family and metrics are its resolved record's.
+    With ``provenance`` (``babeleval.score.provenance.for_scores``), the family and metrics are its resolved record's.
     """
     from ..tasks import get_task
 
@@ -99,7 +99,7 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
         "family": family,
         "settings": first.get("settings"),
         "model_fingerprint": first.get("model_fingerprint"),
-        **({"provenance": provenance} if provenance is not None else {}),  # babeleval.provenance.for_scores
+        **({"provenance": provenance} if provenance is not None else {}),  # babeleval.score.provenance.for_scores
     }
     if template.fewshot.n:
         summary["fewshot"] = fewshot_shown(template, scored)

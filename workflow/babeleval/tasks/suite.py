@@ -2,7 +2,7 @@
 
 Instructions are in English, content in the target language; no exemplars.
 Grid languages are FLORES-200 codes; datasets with their own codes are
-reached through ``babeleval.languages.dataset_code`` (a dataset's own code
+reached through ``babeleval.core.languages.dataset_code`` (a dataset's own code
 works too).
 
 - ``mmlu``: Global-MMLU (HF ``CohereForAI/Global-MMLU``, one config per
