@@ -31,6 +31,7 @@ SHARED_PREFIX_USAGE = "results/usage/{model}/{task}/shared_prefix/{base}.json"
 # kept between runs: each model's response cache, and the models the workflow builds
 CACHE = "results/cache/{model}.sqlite"
 BUILT_MODEL = "results/models/{builtin}"
+TINY_MODEL_CORPUS = "data/samples/belebele"  # the builtin model's tokenizer is trained on these files
 
 # aggregation and analysis
 LEADERBOARD_CSV = "results/leaderboard.csv"

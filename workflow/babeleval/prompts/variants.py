@@ -87,6 +87,16 @@ _FIXED_VALUES = {"enum": ("upper", "lower", "num", "native"), "sep": tuple(SEPAR
                  "choice": tuple(CHOICE_FORMATS), "space": tuple(SPACES), "case": CASES, "instr": INSTRUCTIONS}
 
 
+def base_name(name: str) -> str:
+    """The base template a template name belongs to: itself, or the template a variant was made from. A base
+    template and its variants in a grid form a variant set, named after the base."""
+    return name.split(NAME_SEPARATOR)[0]
+
+
+def is_variant(name: str) -> bool:
+    return NAME_SEPARATOR in name
+
+
 def split_name(name: str) -> tuple[str, dict[str, str]]:
     """``base~axis=value~...`` -> (base, {axis: value}); the grammar only, values are checked later."""
     base, *parts = name.split(NAME_SEPARATOR)
@@ -131,8 +141,7 @@ def canonical_settings(spec: dict, settings: dict[str, str], name: str, path: Pa
                                 f"(this template has a fixed prompt text; it takes {', '.join(ANY_AXES)})")
     defaults = {**DEFAULTS, "shots": str((spec.get("fewshot") or {}).get("n", 0))}
     kept = {axis: value for axis, value in settings.items() if value != defaults[axis]}
-    base = name.split(NAME_SEPARATOR)[0]
-    canonical = variant_name(base, kept)
+    canonical = variant_name(base_name(name), kept)
     if canonical != name:
         raise TemplateError(f"{where}: write it as '{canonical}' (default settings are left out and axes come in "
                             f"the order {', '.join(AXES)}), so that one variant has one name")
@@ -410,7 +419,7 @@ def grid_template_names(task: str, spec: dict, seed: int, source_file: str, root
     names = list(spec["templates"])
     for base, request in (spec.get("variants") or {}).items():
         where = f"{source_file}: tasks.{task}.variants.{base}"
-        if NAME_SEPARATOR in base:
+        if is_variant(base):
             raise ConfigError(f"{where}: name the base template (without ~settings)")
         try:
             file_spec, path = load_template_spec(task, base, root)
@@ -446,37 +455,3 @@ def check_variant(template, family: str, languages: Sequence[str], where: str) -
     if missing:
         raise ConfigError(f"{where}: variant {template.name} (instr=tgt) needs phrases for {', '.join(missing)} in "
                           f"{PHRASES_FILE}; add them there, or leave instr=tgt out for this task")
-
-
-# -- one job for a family's log-likelihood variants (shared prefixes, one model load) -------------------------
-
-
-def shared_prefix_families(grid, task: str) -> dict[str, list[str]]:
-    """family -> its log-likelihood templates in the grid, where two or more share the family's prefixes.
-
-    Their requests go through one backend call (workflow/rules/variation.smk), so the hf scorer's token tree
-    stores a passage and question that several variants show once; each variant's own generation job then
-    finds its answers in the response cache. Only for the cache-enabled grid.
-    """
-    if not grid.cache_enabled:
-        return {}
-    members: dict[str, list[str]] = {}
-    for name, template in grid.tasks[task].templates.items():
-        if template.mode == "loglikelihood":
-            members.setdefault(name.split(NAME_SEPARATOR)[0], []).append(name)
-    return {family: names for family, names in members.items()
-            if len(names) > 1 and any(NAME_SEPARATOR in n for n in names)}
-
-
-def shared_prefix_family(grid, model: str, task: str, template: str) -> str | None:
-    """The family whose shared-prefix job answers this (model, task, template), if any (hf models only)."""
-    if grid.models[model]["backend"] != "hf":
-        return None
-    family = template.split(NAME_SEPARATOR)[0]
-    return family if template in shared_prefix_families(grid, task).get(family, []) else None
-
-
-def shared_prefix_pairs(task, templates: Sequence[str], prompts_pattern: str) -> list[tuple[str, str]]:
-    """(label, prompts file) of every (template, language) a shared-prefix job answers, in one order."""
-    return [(f"{template}/{language}", prompts_pattern.format(task=task.name, language=language, template=template))
-            for template in templates for language in task.languages]

@@ -44,27 +44,6 @@ def score_combination(records: list[dict[str, Any]], template: Template, family:
     return scored, metrics, signatures
 
 
-def metric_options_for(spec: Any, language: str) -> dict[str, Any]:
-    """A task's metric settings (``config.TaskSpec``) for one language, plus a translation's target language
-    (BLEU's tokenizer depends on it: ``babeleval.bleu_tokenizers``)."""
-    from ..tasks import get_task
-
-    options = dict(spec.metric_options or {})
-    task = get_task(spec.name)
-    if task.FAMILY == "translation":
-        options["target_language"] = language if task.DIRECTION == "to" else (spec.options or {})["partner"]
-    return options
-
-
-def score_records(records: list[dict[str, Any]], mode: str, parser_name: str | None) -> tuple[list[dict], dict]:
-    """A multiple-choice combination scored with the family defaults (the interface of the first version)."""
-    from pathlib import Path
-
-    template = Template(task="", name="", path=Path("-"), mode=mode, prompt="", target="", parser=parser_name)
-    scored, metrics, _ = score_combination(records, template, "multiple_choice")
-    return scored, metrics
-
-
 def check_records(records: list[dict[str, Any]], where: str, template: Template, family: str) -> None:
     """Our own generations file, damaged (edited by hand, a disk error): stop with the record, not a KeyError."""
     needed = ["answer"]
