@@ -89,10 +89,33 @@ def test_metrics_know_their_scale_direction_headline_and_bootstrap():
 def test_show_prints_the_record_the_scores_file_holds(capsys):
     g = grid()
     assert show.main(["--params", str(PARAMS), "--task", "jnli", "--language", "jpn_Jpan", "--template", "0.2",
-                      "--spec", "--model", "tiny-llama"]) == 0
+                      "--record", "--model", "tiny-llama"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == g.record("tiny-llama", "jnli", "jpn_Jpan", "0.2").as_json()
     assert printed["prompts"]["exemplar_files"] == ["data/prepared/jnli/fewshot/jpn_Jpan.jsonl"]
     assert show.main(["--params", str(PARAMS), "--task", "jnli", "--language", "jpn_Jpan", "--template", "0.2",
-                      "--spec", "--model", "gpt-9"]) == 2
+                      "--record", "--model", "gpt-9"]) == 2
     assert "not a combination" in capsys.readouterr().err
+
+
+def test_the_prompt_record_carries_the_few_shot_plan_and_builds_the_requests(tmp_path):
+    """The rendering job, show and search build an item's requests from the record alone, the same way."""
+    from babeleval.core.jsonl import read_jsonl, write_jsonl
+    from babeleval.prompts.record import PromptRecord
+    from babeleval.prompts.render import requests_for
+
+    g = grid()
+    record = g.prompt_record("jnli", "jpn_Jpan", "0.2")
+    template = g.tasks["jnli"].templates["0.2"]
+    assert record.fewshot == template.fewshot and record.fewshot.n == 3 and record.fewshot.sampler == "stratified"
+    assert PromptRecord.from_json(json.loads(json.dumps(record.as_json()))) == record  # as the jobs receive it
+    scored = g.record("tiny-llama", "jnli", "jpn_Jpan", "0.2").as_json()
+    assert scored["prompts"]["fewshot"]["n"] == 3  # in every scores file's provenance
+    # from the task's own files (show, search) and from prepared files (the rendering job): the same requests
+    from_source = show.render_for(str(PARAMS), "jnli", "jpn_Jpan", "0.2")
+    for language, part in record.reads():
+        write_jsonl(tmp_path / record.file(language, part), get_task("jnli").load(
+            g.tasks["jnli"].source, language, root=ROOT, part=part, options=g.tasks["jnli"].options))
+    from_prepared = requests_for(template, record,
+                                 lambda language, part: read_jsonl(tmp_path / record.file(language, part)))
+    assert from_source == from_prepared and len(from_source) == 4
