@@ -46,9 +46,9 @@ LANGUAGES = ["eng_Latn", "jpn_Jpan"]
 
 def with_template_metrics(workdir, names):
     """Belebele's ``paper`` template, as ``position``, listing ``names`` under ``metrics:``."""
-    spec = yaml.safe_load((workdir / "prompts/belebele/paper.yaml").read_text(encoding="utf-8"))
-    spec["metrics"] = names
-    text = yaml.safe_dump(spec, sort_keys=False, allow_unicode=True)
+    fields = yaml.safe_load((workdir / "prompts/belebele/paper.yaml").read_text(encoding="utf-8"))
+    fields["metrics"] = names
+    text = yaml.safe_dump(fields, sort_keys=False, allow_unicode=True)
     (workdir / "prompts/belebele/position.yaml").write_text(text, encoding="utf-8")
 
 
@@ -110,7 +110,7 @@ def test_a_registered_metric_can_be_listed_and_its_name_is_its_own(tmp_path, reg
     with_template_metrics(workdir, ["acc", "answered_a"])
     write_params(workdir, modules=[module])
     grid = load_params(workdir / "params.yaml", root=workdir)
-    names = [m.name for m in grid.spec("tiny-llama", "belebele", "eng_Latn", "position").metrics]
+    names = [m.name for m in grid.record("tiny-llama", "belebele", "eng_Latn", "position").metrics]
     assert names == ["acc", "answered_a"] and registry["answered_a"].label.startswith("share of answers")
 
     again = tmp_path / "again.py"

@@ -170,7 +170,7 @@ class Metric:
     chance: bool = False
     compared: bool = True  # paired tests compare it across templates and models
     reported: bool = True
-    options: tuple[str, ...] = ()  # the metric options (``score.job.metric_options_for``) it reads
+    options: tuple[str, ...] = ()  # the metric options (``babeleval.grid.resolve.metric_options``) it reads
     signature_of: Callable[..., str] | None = None  # (records, **options) -> its signature
 
     def __post_init__(self):
