@@ -262,7 +262,7 @@ def _fewshot(path: Path, fields: dict) -> FewShot:
 
 def _metrics(path: Path, fields: dict) -> tuple[str, ...] | None:
     """The metric names a template lists; whether a task's family can report them is checked with the grid
-    (``babeleval.grid.params.check_template``), where the metric registry is known."""
+    (``babeleval.grid.entries.check_template``), where the metric registry is known."""
     metrics = fields.get("metrics")
     if metrics is not None:
         if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
