@@ -14,6 +14,7 @@ from analysis_data import HYPOTHESES_A, REFERENCES, translation_records, write_r
 from babeleval.analysis import leaderboard as aggregate
 from babeleval.analysis import bootstrap
 from babeleval.score import metrics
+from babeleval.analysis.settings import AnalysisSettings
 
 
 def sacrebleu_scorer(name):
@@ -78,7 +79,7 @@ def test_corpus_metric_point_and_resamples_match_sacrebleu(name, monkeypatch):
 def test_leaderboard_gets_intervals_and_keeps_its_columns(tmp_path):
     raws, scores = write_results(tmp_path)
     frame = aggregate.write_outputs(scores, tmp_path / "lb.csv", tmp_path / "lb.md", tmp_path / "m.json",
-                                    raw_files=raws, bootstrap={"seed": 3, "samples": 500, "confidence": 0.9})
+                                    raw_files=raws, settings=AnalysisSettings(seed=3, samples=500, confidence=0.9))
     rows = list(csv.DictReader((tmp_path / "lb.csv").open()))
     assert list(rows[0]) == ["model", "task", "language", "template", "metric", "value", "n", "ci_low", "ci_high",
                              "chance", "truncated_prompts"]

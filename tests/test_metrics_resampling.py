@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from sacrebleu.metrics import BLEU, CHRF
 
+from babeleval.analysis.settings import DEFAULT_SETTINGS
 from babeleval.analysis import bootstrap
 from babeleval.score.metrics import bleu_tokenize, compute_all, get_metric
 
@@ -73,7 +74,7 @@ def test_resamples_are_sacrebleus_on_the_same_draws(name, target):
     np.testing.assert_array_equal(got, expected)  # bit for bit, float32 sums as sacrebleu's bootstrap
     assert ours.score() == scorer._compute_score_from_stats(theirs.sum(0)).score
     interval = bootstrap.interval_for(name, recs, seed=7, n_samples=500, options={"target_language": target})
-    assert interval == bootstrap.percentile_interval(expected, bootstrap.DEFAULT_CONFIDENCE)
+    assert interval == bootstrap.percentile_interval(expected, DEFAULT_SETTINGS.confidence)
 
 
 def test_records_without_translations_have_no_interval():

@@ -25,11 +25,13 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ..core.jsonl import read_jsonl
+from ..core.paths import combo_from_path
 from ..core.progress import Progress
 from ..score.metrics import METRICS, CorpusStatistics, ItemMean, Metric
+from .records import slim
+from .settings import DEFAULT_SETTINGS
 
-DEFAULT_SAMPLES = 1000
-DEFAULT_CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
@@ -154,8 +156,8 @@ def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, 
     return float(low), float(high)
 
 
-def confidence_interval(data: ItemData, *, seed: int, n_samples: int = DEFAULT_SAMPLES,
-                        confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float]:
+def confidence_interval(data: ItemData, *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples,
+                        confidence: float = DEFAULT_SETTINGS.confidence) -> tuple[float, float]:
     """Percentile bootstrap interval of the metric; NaNs when there are no items."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
@@ -165,8 +167,8 @@ def confidence_interval(data: ItemData, *, seed: int, n_samples: int = DEFAULT_S
     return percentile_interval(samples, confidence)
 
 
-def interval_for(metric: str, records: Sequence[dict[str, Any]], *, seed: int, n_samples: int = DEFAULT_SAMPLES,
-                 confidence: float = DEFAULT_CONFIDENCE,
+def interval_for(metric: str, records: Sequence[dict[str, Any]], *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples,
+                 confidence: float = DEFAULT_SETTINGS.confidence,
                  options: Mapping[str, Any] | None = None) -> tuple[float, float]:
     """The interval of ``metric`` over ``records``, or NaNs when it cannot be recomputed per item."""
     data = item_data(metric, records, options)
@@ -175,8 +177,8 @@ def interval_for(metric: str, records: Sequence[dict[str, Any]], *, seed: int, n
     return confidence_interval(data, seed=seed, n_samples=n_samples, confidence=confidence)
 
 
-def leaderboard_intervals(frame, raw_files: Sequence[str], *, seed: int, n_samples: int = DEFAULT_SAMPLES,
-                          confidence: float = DEFAULT_CONFIDENCE,
+def leaderboard_intervals(frame, raw_files: Sequence[str], *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples,
+                          confidence: float = DEFAULT_SETTINGS.confidence,
                           options: Mapping[tuple, Mapping[str, Any]] | None = None):
     """``frame`` (the leaderboard) with ``ci_low`` and ``ci_high`` from the raw file of each row's combination.
 
@@ -184,9 +186,6 @@ def leaderboard_intervals(frame, raw_files: Sequence[str], *, seed: int, n_sampl
     recomputed per item, or a combination without a raw file, gets empty cells. ``options``: the metric
     options of each (model, task, language, template), as its scores file records them.
     """
-    from ..core.jsonl import read_jsonl
-    from .records import combo_from_path, slim
-
     wanted: dict[tuple, list[str]] = {}
     for row in frame.itertuples(index=False):
         wanted.setdefault((row.model, row.task, row.language, row.template), []).append(row.metric)

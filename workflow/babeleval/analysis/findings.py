@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from ..score.metrics import ACCURACY, PARSE_FAILURE_RATE, PARSED_ACCURACY, get_metric, headline_metric
+from .settings import DEFAULT_SETTINGS
 
 Key = tuple[str, str, str, str]  # model, task, language, template
 
@@ -168,7 +169,7 @@ def headline(task: str, metric: str, board: Board, task_board: pd.DataFrame) -> 
 
 
 def per_task(leaderboard: pd.DataFrame, sig_templates: pd.DataFrame, sig_models: pd.DataFrame,
-             alpha: float = 0.05) -> dict[str, list[str]]:
+             alpha: float = DEFAULT_SETTINGS.alpha) -> dict[str, list[str]]:
     """task -> its summary sentences, in reading order."""
     board = Board(leaderboard)
     out: dict[str, list[str]] = {}

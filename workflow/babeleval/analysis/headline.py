@@ -17,9 +17,13 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from ..core.jsonl import read_jsonl
+from ..core.paths import combo_from_path
 from ..core.progress import Progress
 from ..score.metrics import ACCURACY, PARSED_ACCURACY, get_metric
-from .bootstrap import DEFAULT_CONFIDENCE, DEFAULT_SAMPLES, interval_for
+from .bootstrap import interval_for
+from .records import slim
+from .settings import DEFAULT_SETTINGS
 
 
 def chance_level(records: Sequence[dict[str, Any]]) -> float | None:
@@ -36,7 +40,7 @@ def is_generated(records: Sequence[dict[str, Any]]) -> bool:
 
 
 def parsed_accuracy_row(combo: tuple[str, str, str, str], records: Sequence[dict[str, Any]], *, seed: int,
-                        n_samples: int = DEFAULT_SAMPLES, confidence: float = DEFAULT_CONFIDENCE
+                        n_samples: int = DEFAULT_SETTINGS.samples, confidence: float = DEFAULT_SETTINGS.confidence
                         ) -> dict[str, Any] | None:
     """The ``acc_parsed`` leaderboard row of a generated combination scored per item; None otherwise."""
     if not is_generated(records) or not all(isinstance(r.get("correct"), bool) for r in records):
@@ -59,15 +63,12 @@ def truncated_prompts(score_file: str | Path) -> int | None:
 
 
 def add_headline_columns(frame: pd.DataFrame, raw_files: Sequence[str | Path], score_files: Sequence[str | Path],
-                         *, seed: int, n_samples: int = DEFAULT_SAMPLES,
-                         confidence: float = DEFAULT_CONFIDENCE) -> pd.DataFrame:
+                         *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples,
+                         confidence: float = DEFAULT_SETTINGS.confidence) -> pd.DataFrame:
     """The leaderboard with ``acc_parsed`` rows, a ``chance`` column and a ``truncated_prompts`` column.
 
     Raw files are read one at a time, as for the intervals.
     """
-    from ..core.jsonl import read_jsonl
-    from .records import combo_from_path, slim
-
     present = set(zip(frame["model"], frame["task"], frame["language"], frame["template"]))
     chance: dict[tuple, float | None] = {}
     extra_rows = []

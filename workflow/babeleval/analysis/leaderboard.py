@@ -17,6 +17,11 @@ import pandas as pd
 
 from ..core.jsonl import atomic_open, write_json
 from ..score.metrics import get_metric, headline_metric
+from .bootstrap import leaderboard_intervals
+from .headline import add_headline_columns
+from .paper_tables import markdown
+from .records import metric_options
+from .settings import DEFAULT_SETTINGS, AnalysisSettings
 
 COLUMNS = ["model", "task", "language", "template", "metric", "value", "n"]
 
@@ -52,36 +57,25 @@ def headline_metrics(frame: pd.DataFrame) -> dict[str, Any]:
 
 def write_outputs(score_files: Iterable[str | Path], csv_path: str | Path, md_path: str | Path,
                   metrics_path: str | Path, raw_files: Iterable[str | Path] | None = None,
-                  bootstrap: dict[str, Any] | None = None) -> pd.DataFrame:
+                  settings: AnalysisSettings = DEFAULT_SETTINGS) -> pd.DataFrame:
     """Write the leaderboard; with ``raw_files``, add seeded bootstrap intervals (``ci_low``, ``ci_high``),
-    accuracy over parsed items (``acc_parsed``), the chance level and the truncated-prompt count.
-
-    ``bootstrap`` holds ``seed``, ``samples`` and ``confidence`` (see babeleval.analysis.bootstrap).
-    """
+    accuracy over parsed items (``acc_parsed``), the chance level and the truncated-prompt count, with the
+    analysis settings' seed, resamples and confidence."""
     score_files = list(score_files)
     scores = [json.loads(Path(p).read_text(encoding="utf-8")) for p in score_files]
     frame = leaderboard(scores)
     metrics = headline_metrics(frame)  # the scores' own metrics only: what `dvc exp show` compares
-    settings = bootstrap or {}
-    confidence = settings.get("confidence", 0.95)
     if raw_files is not None:
-        from .bootstrap import leaderboard_intervals
-        from .headline import add_headline_columns
-        from .records import metric_options
-
         raw_files = list(raw_files)
         options = {(summary["model"], summary["task"], summary["language"], summary["template"]): metric_options(summary)
                    for summary in scores}
-        frame = leaderboard_intervals(frame, raw_files, seed=settings.get("seed", 0),
-                                      n_samples=settings.get("samples", 1000), confidence=confidence,
-                                      options=options)
-        frame = add_headline_columns(frame, raw_files, score_files, seed=settings.get("seed", 0),
-                                     n_samples=settings.get("samples", 1000), confidence=confidence)
-    from .paper_tables import markdown
-
+        frame = leaderboard_intervals(frame, raw_files, seed=settings.seed, n_samples=settings.samples,
+                                      confidence=settings.confidence, options=options)
+        frame = add_headline_columns(frame, raw_files, score_files, seed=settings.seed, n_samples=settings.samples,
+                                     confidence=settings.confidence)
     with atomic_open(csv_path) as handle:
         frame.to_csv(handle, index=False, float_format="%.6f", lineterminator="\n")
     with atomic_open(md_path) as handle:
-        handle.write(markdown(frame, confidence) + "\n")
+        handle.write(markdown(frame, settings.confidence) + "\n")
     write_json(metrics_path, metrics)
     return frame

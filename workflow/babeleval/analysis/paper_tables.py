@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..score.metrics import ACCURACY, PARSED_ACCURACY, get_metric, headline_metric
 from ..score.metrics import PARSE_FAILURE_RATE as PF
+from .settings import DEFAULT_SETTINGS
 
 
 def _is_missing(value: Any) -> bool:
@@ -108,7 +109,7 @@ def best_mean_table(task_frame: pd.DataFrame, metric: str, languages: list[str])
     return pd.DataFrame(rows, columns=["model", *languages])
 
 
-def markdown(leaderboard: pd.DataFrame, confidence: float = 0.95) -> str:
+def markdown(leaderboard: pd.DataFrame, confidence: float = DEFAULT_SETTINGS.confidence) -> str:
     """``results/leaderboard.md``: the tables for every task, headline metrics first."""
     lines = ["# Leaderboard", "",
              f"Cells: value [{confidence:.0%} bootstrap interval over items]. Accuracy-type metrics in percent "

@@ -31,8 +31,10 @@ from scipy import stats
 
 from ..core.progress import Progress
 from ..score.metrics import ACCURACY, get_metric
-from .bootstrap import DEFAULT_SAMPLES, ItemData, item_data, resample_indices
-from .records import Combo, metric_options
+from .bootstrap import ItemData, item_data, resample_indices
+from ..core.paths import Combo
+from .records import metric_options
+from .settings import DEFAULT_SETTINGS
 
 COLUMNS = ["comparison", "task", "language", "fixed", "a", "b", "metric", "n_items", "score_a", "score_b", "diff",
            "test", "a_only", "b_only", "p_value", "p_holm", "significant", "family_size", "correction"]
@@ -52,7 +54,7 @@ def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int, float
     return a_only, b_only, float(min(1.0, p))
 
 
-def paired_bootstrap(a: ItemData, b: ItemData, *, seed: int, n_samples: int = DEFAULT_SAMPLES) -> float:
+def paired_bootstrap(a: ItemData, b: ItemData, *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples) -> float:
     """Two-sided paired bootstrap p-value of the score difference (sacrebleu's paired_bs procedure).
 
     One departure: equal scores give p = 1. sacrebleu's count of resamples whose centred difference
@@ -84,7 +86,7 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
 
 
 def compare(records_a: list[dict[str, Any]], records_b: list[dict[str, Any]], metric: str, *, seed: int,
-            n_samples: int = DEFAULT_SAMPLES, options: dict[str, Any] | None = None) -> dict[str, Any] | None:
+            n_samples: int = DEFAULT_SETTINGS.samples, options: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """One paired test of ``metric`` on the items both sides hold; None when it cannot be tested.
 
     ``options``: the metric options both sides were scored with (one task and language: the same).
@@ -117,7 +119,7 @@ def _metrics(scores: dict[Combo, dict], combo: Combo) -> list[str]:
 
 
 def pairwise(raw: dict[Combo, list[dict]], scores: dict[Combo, dict] | None = None, *, seed: int,
-             n_samples: int = DEFAULT_SAMPLES, alpha: float = 0.05) -> dict[str, pd.DataFrame]:
+             n_samples: int = DEFAULT_SETTINGS.samples, alpha: float = DEFAULT_SETTINGS.alpha) -> dict[str, pd.DataFrame]:
     """Template-vs-template and model-vs-model tables, each with Holm-corrected p-values."""
     scores = scores or {}
     template_rows, model_rows = [], []

@@ -28,15 +28,16 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
+from ..core import paths
 from ..core.errors import BabelevalError
+from ..core.paths import Combo, combo_from_path
 from ..analysis.bootstrap import item_data, percentile_interval, resample_indices
-from ..analysis.records import Combo, combo_from_path, metric_options, slim
+from ..analysis.records import metric_options, slim
+from ..analysis.settings import DEFAULT_SETTINGS
 from ..analysis.significance import compare as paired_test
 from ..analysis.significance import holm
 from ..score.metrics import ACCURACY, get_metric, headline_metric
 
-RAW = "results/raw"
-SCORES = "results/scores"
 WORKSPACE = "workspace"
 COLUMNS = ["model", "task", "language", "template", "metric", "n_items", "score_a", "score_b", "delta",
            "delta_low", "delta_high", "pf_a", "pf_b", "test", "p_value", "changed", "p_holm", "significant"]
@@ -96,13 +97,13 @@ class Side:
 def load_side(side: Side) -> tuple[dict[Combo, list[dict[str, Any]]], dict[Combo, dict[str, Any]]]:
     """Raw records (slimmed) and the scores summaries, by combination."""
     raw: dict[Combo, list[dict[str, Any]]] = {}
-    for path in side.files(RAW, ".jsonl"):
+    for path in side.files(paths.RAW_DIR, ".jsonl"):
         raw[combo_from_path(path)] = [slim(json.loads(line)) for line in side.read(path).splitlines() if line.strip()]
     summaries: dict[Combo, dict[str, Any]] = {}
-    for path in side.files(SCORES, ".json"):
+    for path in side.files(paths.SCORES_DIR, ".json"):
         summaries[combo_from_path(path)] = json.loads(side.read(path))
     if not raw:
-        raise BabelevalError(f"{side.label}: no per-item outputs under {RAW}/ (run the workflow there first)")
+        raise BabelevalError(f"{side.label}: no per-item outputs under {paths.RAW_DIR}/ (run the workflow there first)")
     return raw, summaries
 
 
@@ -132,8 +133,9 @@ def _reported(summaries: dict[Combo, dict[str, Any]], combo: Combo) -> set[str]:
     return set(summary.get("metrics", {})) if summary else {ACCURACY}
 
 
-def compare_sides(a: tuple[dict, dict], b: tuple[dict, dict], *, seed: int = 0, n_samples: int = 1000,
-                  confidence: float = 0.95, alpha: float = 0.05) -> pd.DataFrame:
+def compare_sides(a: tuple[dict, dict], b: tuple[dict, dict], *, seed: int = DEFAULT_SETTINGS.seed,
+                  n_samples: int = DEFAULT_SETTINGS.samples, confidence: float = DEFAULT_SETTINGS.confidence,
+                  alpha: float = DEFAULT_SETTINGS.alpha) -> pd.DataFrame:
     """One row per combination both sides hold, on its headline metric; ``delta`` = b - a (shown scale)."""
     raw_a, summaries_a = a
     raw_b, summaries_b = b
@@ -226,10 +228,13 @@ def main(argv: list[str] | None = None) -> int:
                              "several: each against the first")
     parser.add_argument("--repo", default=".", help="the repository (default: the current directory)")
     parser.add_argument("--task", action="append", help="only these tasks (repeatable)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    parser.add_argument("--samples", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    parser.add_argument("--confidence", type=float, default=0.95)
-    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SETTINGS.seed, help=f"bootstrap seed (default {DEFAULT_SETTINGS.seed})")
+    parser.add_argument("--samples", type=int, default=DEFAULT_SETTINGS.samples,
+                        help=f"bootstrap resamples (default {DEFAULT_SETTINGS.samples})")
+    parser.add_argument("--confidence", type=float, default=DEFAULT_SETTINGS.confidence,
+                        help=f"interval level (default {DEFAULT_SETTINGS.confidence})")
+    parser.add_argument("--alpha", type=float, default=DEFAULT_SETTINGS.alpha,
+                        help=f"significance level after Holm correction (default {DEFAULT_SETTINGS.alpha})")
     parser.add_argument("--csv", help="also write every compared row to this CSV file")
     args = parser.parse_args(argv)
     repo = Path(args.repo).resolve()

@@ -44,6 +44,7 @@ import jinja2.nodes
 import yaml
 
 from ..core.errors import TemplateError
+from ..tasks import TASKS
 from .sandbox import ENV as _ENV
 from .sandbox import RenderLimit, compile_template as _compile, render
 from . import variants
@@ -152,8 +153,6 @@ def _read_fields(path: Path, task: str, name: str, root: str | Path) -> tuple[di
 
 def _used_template(path: Path, task: str, fields: dict, root: str | Path) -> tuple[Path, dict, bytes]:
     """The template a ``use: <task>/<name>`` file refers to: of a task of the same family, using none itself."""
-    from ..tasks import TASKS
-
     _check_keys(path, "a template that uses another", fields, _USING_KEYS)
     ref = fields["use"]
     other_task, _, other_name = ref.partition("/") if isinstance(ref, str) else ("", "", "")

@@ -43,6 +43,8 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 from ..core import extensions
 from ..core.errors import ConfigError
 from ..tasks.families import Family
+from . import bleu_tokenizers
+from .qa import tokenizer_name
 
 Record = dict[str, Any]
 
@@ -253,8 +255,6 @@ def _points_mean(key: str) -> Callable[[list[Record]], float]:
 
 
 def _squad_signature(records: list[Record]) -> str:
-    from .qa import tokenizer_name
-
     return f"SQuAD v1.1 F1 over {tokenizer_name()}; normalisation: emoji removed, neologdn, whitespace"
 
 
@@ -308,8 +308,6 @@ def bleu_tokenize(references: Sequence[str], target_language: str | None = None,
     spBLEU (FLORES-200 SentencePiece) where the model file is available and no language-specific tokenizer
     applies (``bleu_tokenizers``); a model given by path is put where sacrebleu looks for it.
     """
-    from . import bleu_tokenizers
-
     path = flores200_model_path(spm_model)
     if path is not None:
         _install_flores200_model(path)

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .metrics import argmax, length_normalised
-from ..prompts.templates import Template
 from ..core.choices import LETTERS
+from ..prompts.templates import Template
+from .metrics import argmax, length_normalised
 from .parsers import get_parser, parse
+from .qa import best_over_golds
 
 
 def score_choice(record: dict[str, Any], template: Template) -> dict[str, Any]:
@@ -52,8 +53,6 @@ def score_choice(record: dict[str, Any], template: Template) -> dict[str, Any]:
 
 
 def score_extractive_qa(record: dict[str, Any], template: Template) -> dict[str, Any]:
-    from .qa import best_over_golds
-
     golds = list(record["answer"])
     parsed = parse(template.parser, record.get("response"))
     em, f1 = best_over_golds(parsed.answer if parsed.ok else None, golds)
