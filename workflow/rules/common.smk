@@ -7,7 +7,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from babeleval.grid import resources as resource_table
-from babeleval.generate.backends.openai_api import DEFAULT_CONCURRENCY, rate_limit_resource
+from babeleval.generate.backends import get_backend
 from babeleval.grid.params import check_local_data, validate as validate_params
 from babeleval.generate.preflight import check_response_caches
 
@@ -84,8 +84,10 @@ def shared_prefix_input(wildcards, task):
 
     if task not in globals().get("SHARED_PREFIX_TASKS", ()):  # set where variation.smk is included
         return []
+    if not get_backend(GRID.models[wildcards.model].backend).shared_prefix:
+        return []
     templates = [wildcards.template] if hasattr(wildcards, "template") else sorted(GRID.tasks[task].templates)
-    families = {shared_prefix_family(GRID, wildcards.model, task, template) for template in templates} - {None}
+    families = {shared_prefix_family(GRID, task, template) for template in templates} - {None}
     return [f"results/usage/{wildcards.model}/{task}/shared_prefix/{family}.json" for family in sorted(families)]
 
 
@@ -132,25 +134,24 @@ def exemplar_data(wildcards):
 
 
 def model_path(name):
-    spec = GRID.models[name]
-    return f"results/models/{spec['builtin']}" if "builtin" in spec else spec["model"]
+    return GRID.models[name].model_path()
 
 
 def model_input(wildcards):
     """A builtin model is built by a rule; a local directory is tracked as input; a hub id is fetched by the job."""
-    spec = GRID.models[wildcards.model]
-    if "builtin" in spec:
+    model = GRID.models[wildcards.model]
+    if model.builtin is not None:
         return model_path(wildcards.model)
-    return spec["model"] if Path(spec["model"]).is_dir() else []
+    return model.model if Path(model.model).is_dir() else []
 
 
 def is_api_model(name):
-    return GRID.models[name]["backend"] == "openai"
+    return get_backend(GRID.models[name].backend).calls_api
 
 
 def api_resource(name):
     """The Snakemake resource an API model's generation jobs hold (None for local models)."""
-    return rate_limit_resource(GRID.models[name]) if is_api_model(name) else None
+    return get_backend(GRID.models[name].backend).api_resource(GRID.models[name]) if is_api_model(name) else None
 
 
 def generation_resources():
@@ -160,10 +161,9 @@ def generation_resources():
     endpoint over the whole run, however many jobs run at once. A resource not named on the command line is
     not limited.
     """
-    resources = {"gpu": lambda w: 0 if is_api_model(w.model) else 1}
+    resources = {"gpu": lambda w: 1 if get_backend(GRID.models[w.model].backend).gpu else 0}
     for name in sorted({api_resource(m) for m in GRID.models} - {None}):
-        resources[name] = lambda w, name=name: (
-            GRID.models[w.model].get("concurrency", DEFAULT_CONCURRENCY) if api_resource(w.model) == name else 0)
+        resources[name] = lambda w, name=name: GRID.models[w.model].concurrency if api_resource(w.model) == name else 0
     return resources
 
 
@@ -217,8 +217,7 @@ def generation_threads(task):
 
 def generation_env(wildcards):
     """The conda environment of a model's generation jobs: vLLM and API clients need their own."""
-    backend = GRID.models[wildcards.model]["backend"]
-    return {"openai": "../../envs/api.yaml", "vllm": "../../envs/vllm.yaml"}.get(backend, "../../envs/gpu.yaml")
+    return f"../../{get_backend(GRID.models[wildcards.model].backend).conda_env}"
 
 
 def generation_settings(task, template_name, model):

@@ -52,20 +52,20 @@ for _task in GRID.tasks.values():
             model=model_input,
         wildcard_constraints:
             family=alternatives(_families),
-            model=alternatives([m for m in GRID.models if GRID.models[m]["backend"] == "hf"]),
+            model=alternatives([m for m in GRID.models if get_backend(GRID.models[m].backend).shared_prefix]),
         params:
             labels=lambda w, task=_task, families=_families: [
                 label for label, _ in shared_prefix_pairs(task, families[w.family], PROMPTS)],
             settings=lambda w, task=_task, families=_families: generation_settings(
                 task.name, families[w.family][0], w.model),
-            model_spec=lambda w: GRID.models[w.model],
+            model_entry=lambda w: config["models"][w.model],  # as params.yaml gives it (the job types it)
             model_path=lambda w: model_path(w.model),
             cache=lambda w: f"results/cache/{w.model}.sqlite",
         resources:
-            gpu=1,
+            **generation_resources(),  # the model's backend's: gpu=1 for hf (common.smk)
         log:
             f"results/logs/shared_prefix/{{model}}/{_task.name}/{{family}}.log",
         conda:
-            "../../envs/gpu.yaml"
+            generation_env
         script:
             "../scripts/shared_prefix.py"

@@ -123,11 +123,6 @@ def _seed(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()[:8], "big")
 
 
-def _model_path(grid, model: str) -> str:
-    spec = grid.models[model]
-    return f"results/models/{spec['builtin']}" if "builtin" in spec else spec["model"]
-
-
 def _candidate_requests(grid, task_name: str, language: str, family: str, candidates: int | None):
     """The sampled variants of a template family: their names, templates and the requests of each."""
     from ..prompts.render import build_requests
@@ -181,9 +176,9 @@ def run_search(params: str, model: str, task_name: str, language: str, family: s
     n_items = min(len(r) for r in requests.values())
     backend_holder: dict = {}
 
-    def backend_loader(model_spec, model_path):  # one model load for the whole search
+    def backend_loader(config, model_path):  # one model load for the whole search
         if "backend" not in backend_holder:
-            backend_holder["backend"] = load_backend(model_spec, model_path)
+            backend_holder["backend"] = load_backend(config, model_path)
         return backend_holder["backend"]
 
     cache = f"results/cache/{model}.sqlite" if grid.cache_enabled else None
@@ -194,7 +189,7 @@ def run_search(params: str, model: str, task_name: str, language: str, family: s
         template = templates[name]
         chosen = [requests[name][i] for i in indices]
         write_jsonl(tmp / "requests.jsonl", chosen)
-        done = generate_run(model_spec=grid.models[model], model_path=_model_path(grid, model), mode=template.mode,
+        done = generate_run(config=grid.models[model], model_path=grid.models[model].model_path(), mode=template.mode,
                             settings=decoding_for(template, grid.models[model], grid.decoding, grid.seed),
                             request_files={language: str(tmp / "requests.jsonl")},
                             output_files={language: str(tmp / "answers.jsonl")}, cache_path=cache,

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
+from ..generate.backends.config import ModelConfig
 from ..tasks.families import get_family
 
 PREPARED = "data/prepared/{task}/{language}.jsonl"
@@ -113,12 +114,12 @@ def prepared_file(task: str, language: str, part: str = "eval") -> str:
     return (PREPARED_FEWSHOT if part == "fewshot" else PREPARED).format(task=task, language=language)
 
 
-def decoding_for(template, model: Mapping[str, Any] | None, presets: Mapping[str, Any], seed: int) -> dict[str, Any]:
+def decoding_for(template, model: ModelConfig | None, presets: Mapping[str, Any], seed: int) -> dict[str, Any]:
     """Decoding settings of a template, with the model's cap on new tokens where it sets one."""
     from ..generate.job import decoding_settings
 
     max_new_tokens = template.generation.max_new_tokens
-    cap = (model or {}).get("max_new_tokens")
+    cap = model.max_new_tokens if model is not None else None
     if cap:
         max_new_tokens = min(max_new_tokens, cap)
     generation = {"max_new_tokens": max_new_tokens, "stop": list(template.generation.stop)}
@@ -159,7 +160,7 @@ def prompt_spec(task_spec, template_name: str, language: str, seed: int, templat
     )
 
 
-def combination_spec(model: str, model_entry: Mapping[str, Any], task_spec, prompts: PromptSpec,
+def combination_spec(model: str, model_config: ModelConfig, task_spec, prompts: PromptSpec,
                      presets: Mapping[str, Any], seed: int) -> CombinationSpec:
     from ..generate.fingerprint import output_settings
     from ..score.job import metric_options_for
@@ -169,20 +170,20 @@ def combination_spec(model: str, model_entry: Mapping[str, Any], task_spec, prom
     template = task_spec.templates[prompts.template]
     return CombinationSpec(
         model=model, prompts=prompts, family=family.name, mode=template.mode,
-        decoding=decoding_for(template, model_entry, presets, seed),
+        decoding=decoding_for(template, model_config, presets, seed),
         parser=template.parser,
         metrics=metric_specs(family.reported_metrics(template.mode, template.metrics)),
         metric_options=metric_options_for(task_spec, prompts.language),
-        model_outputs=output_settings(dict(model_entry)),
+        model_outputs=output_settings(model_config),
     )
 
 
-def resolve(models: Mapping[str, Mapping[str, Any]], tasks: Mapping[str, Any], presets: Mapping[str, Any],
+def resolve(models: Mapping[str, ModelConfig], tasks: Mapping[str, Any], presets: Mapping[str, Any],
             seed: int) -> tuple[dict[tuple[str, str, str], PromptSpec], dict[tuple[str, str, str, str], CombinationSpec]]:
     """Prompt records keyed (task, language, template) and combination records keyed (model, task, language,
     template), for every combination of the grid."""
     prompts = {(task.name, language, name): prompt_spec(task, name, language, seed)
                for task in tasks.values() for language in task.languages for name in task.templates}
-    combinations = {(model, task, language, name): combination_spec(model, entry, tasks[task], record, presets, seed)
-                    for model, entry in models.items() for (task, language, name), record in prompts.items()}
+    combinations = {(model, task, language, name): combination_spec(model, config, tasks[task], record, presets, seed)
+                    for model, config in models.items() for (task, language, name), record in prompts.items()}
     return prompts, combinations

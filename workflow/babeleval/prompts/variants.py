@@ -468,10 +468,9 @@ def shared_prefix_families(grid, task: str) -> dict[str, list[str]]:
             if len(names) > 1 and any(NAME_SEPARATOR in n for n in names)}
 
 
-def shared_prefix_family(grid, model: str, task: str, template: str) -> str | None:
-    """The family whose shared-prefix job answers this (model, task, template), if any (hf models only)."""
-    if grid.models[model]["backend"] != "hf":
-        return None
+def shared_prefix_family(grid, task: str, template: str) -> str | None:
+    """The family whose shared-prefix job answers this (task, template), if any, for a model whose backend
+    answers shared prefixes in one call (the backend registry says which: workflow/rules/common.smk asks it)."""
     family = template.split(NAME_SEPARATOR)[0]
     return family if template in shared_prefix_families(grid, task).get(family, []) else None
 
