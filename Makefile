@@ -26,7 +26,7 @@ run: $(BIN)/.installed
 	$(BIN)/snakemake --cores $(CORES) --resources gpu=1 --rerun-incomplete
 	@if [ -d .dvc ] && git rev-parse --git-dir >/dev/null 2>&1; then \
 		$(BIN)/dvc commit --force --quiet evaluate \
-		&& $(BIN)/python -m babeleval.dvc_plots >/dev/null \
+		&& $(BIN)/python -m babeleval dvc-plots >/dev/null \
 		&& $(BIN)/dvc config --local plots.html_template tmp/offline_plots.html; fi
 
 test: $(BIN)/.installed

@@ -15,6 +15,7 @@ min_version("9.0")
 
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
+from babeleval.grid import paths
 from babeleval.grid.params import read_params_file
 
 # An empty params.yaml, or one that is not YAML, stops here with the file and line
@@ -34,23 +35,23 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/prompts.smk"
 include: "workflow/rules/generate.smk"
 include: "workflow/rules/score.smk"
-include: "workflow/rules/aggregate.smk"
-include: "workflow/rules/tables.smk"
+include: "workflow/rules/shared_prefix.smk"
+include: "workflow/rules/leaderboard.smk"
+include: "workflow/rules/summary_tables.smk"
 include: "workflow/rules/analysis.smk"
-include: "workflow/rules/variation.smk"
-include: "workflow/rules/summary.smk"
+include: "workflow/rules/run_summary.smk"
 
 
 rule all:
     input:
-        "results/leaderboard.csv",
-        "results/leaderboard.md",
-        "results/metrics.json",
-        # per-template and per-language summaries: dvc plots, the Snakemake report (workflow/rules/tables.smk)
-        "results/tables/by_template.csv",
-        "results/tables/by_language.csv",
+        paths.LEADERBOARD_CSV,
+        paths.LEADERBOARD_MD,
+        paths.METRICS_JSON,
+        # per-template and per-language summaries: dvc plots, the Snakemake report (workflow/rules/summary_tables.smk)
+        paths.BY_TEMPLATE,
+        paths.BY_LANGUAGE,
         # analysis: tables, figures and the HTML report (workflow/rules/analysis.smk)
-        "results/report.html",
+        paths.REPORT,
     default_target: True
 
 

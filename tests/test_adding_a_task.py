@@ -25,22 +25,20 @@ from pathlib import Path
 
 from babeleval.core.errors import DataError
 from babeleval.tasks.base import Task
-from babeleval.tasks.sources import read_local_jsonl
 
 
 class Quiz(Task):
     NAME = "quiz"
     FAMILY = "multiple_choice"
 
-    def local_files(self, source, language, root=".", part="eval", options=None):
+    def local_files(self, source, language, root, split, options):
         return [Path(root) / source["path"] / f"{language}.jsonl"]
 
-    def load(self, source, language, root=".", part="eval", options=None):
-        [path] = self.local_files(source, language, root)
+    def items(self, rows, language, where, options):
         items = []
-        for number, row in enumerate(read_local_jsonl(path, language), start=1):
+        for number, row in enumerate(rows, start=1):
             if row.get("answer") not in range(len(row.get("choices") or ())):
-                raise DataError(f"{path}: row {number}: answer must index choices")
+                raise DataError(f"{where}: row {number}: answer must index choices")
             items.append({"id": row["id"], "task": "quiz", "language": language, "group": row["id"],
                           "question": row["question"], "choices": row["choices"], "answer": row["answer"]})
         return items

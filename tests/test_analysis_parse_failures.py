@@ -25,9 +25,6 @@ def test_rates_reasons_and_examples(tmp_path):
     assert list(m1["example_response"]) == ["", "zzz"]
     assert m1["share_of_failures"].tolist() == [0.75, 0.25]
 
-    overall = parse_failures.overall_reasons(reasons)
-    assert list(zip(overall["reason"], overall["count"])) == [(REASONS[1], 6), (REASONS[0], 5)]  # no letter: 2 + 1 + 2
-
 
 def test_missing_reason_is_named(tmp_path):
     recs = {next(iter(load_raw(write_results(tmp_path, models=["m1"])[0][:1]))): [

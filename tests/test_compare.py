@@ -1,4 +1,4 @@
-"""`python -m babeleval.cli.compare`: a template edit against the baseline, per language, from stored per-item outputs.
+"""`python -m babeleval compare`: a template edit against the baseline, per language, from stored per-item outputs.
 
 A temporary git + DVC repository whose one stage writes per-item outputs (hand-made, no model) from a
 params value; the baseline is committed, an experiment changes the value, and the workspace changes again.

@@ -86,7 +86,7 @@ def test_rules_name_existing_environments():
         for path in re.findall(r"""["']\.\./\.\./envs/([^"']+)["']""", smk.read_text(encoding="utf-8")):
             assert (ENVS / path).is_file(), f"{smk.name}: conda environment envs/{path} does not exist"
             named.add(path)
-    for backend in BACKENDS.values():  # a generation job's environment is its backend's (generation_env in common.smk)
+    for backend in BACKENDS.values():  # a generation job's environment is its backend's (grid.rules.generation_env)
         assert (ROOT / backend.conda_env).is_file(), f"backend {backend.name}: {backend.conda_env} does not exist"
         named.add(backend.conda_env.removeprefix("envs/"))
     assert {"cpu.yaml", "gpu.yaml", "api.yaml", "vllm.yaml"} <= named

@@ -11,7 +11,7 @@ import pytest
 
 from babeleval.score import bleu_tokenizers
 from babeleval.score.metrics import compute_all
-from babeleval.score.job import metric_options_for
+from babeleval.grid.resolve import metric_options
 
 # (FLORES code, two reference sentences, a half-right translation of each)
 TARGETS = [
@@ -102,6 +102,6 @@ def test_translation_target_language_is_threaded_from_the_grid():
     to = SimpleNamespace(name="translation_to", metric_options={}, options={"partner": "eng_Latn"})
     frm = SimpleNamespace(name="translation_from", metric_options={"spm_model": "x"}, options={"partner": "eng_Latn"})
     other = SimpleNamespace(name="belebele", metric_options={}, options={})
-    assert metric_options_for(to, "jpn_Jpan") == {"target_language": "jpn_Jpan"}
-    assert metric_options_for(frm, "jpn_Jpan") == {"spm_model": "x", "target_language": "eng_Latn"}
-    assert metric_options_for(other, "jpn_Jpan") == {}
+    assert metric_options(to, "jpn_Jpan") == {"target_language": "jpn_Jpan"}
+    assert metric_options(frm, "jpn_Jpan") == {"spm_model": "x", "target_language": "eng_Latn"}
+    assert metric_options(other, "jpn_Jpan") == {}

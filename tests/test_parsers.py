@@ -2,7 +2,8 @@
 
 import pytest
 
-from babeleval.score.parsers import PARSERS, belebele_blog, belebele_instruct, get_parser
+from babeleval.score.parsers import PARSERS, get_parser
+from babeleval.score.parsers.letters import belebele_blog, belebele_instruct
 
 
 @pytest.mark.parametrize("response, expected", [

@@ -1,4 +1,4 @@
-"""``python -m babeleval.cli.parse``: check a parser against your own outputs."""
+"""``python -m babeleval parse``: check a parser against your own outputs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from babeleval.cli.parse import main
 
 
 def run(args, stdin):
-    return subprocess.run([sys.executable, "-m", "babeleval.cli.parse", *args], input=stdin, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "babeleval", "parse", *args], input=stdin, capture_output=True,
                           text=True, timeout=60)
 
 

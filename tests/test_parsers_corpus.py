@@ -2,7 +2,7 @@
 
 ``tests/data/parser_corpus.yaml`` holds the responses (written for these tests) with their class and expected
 outcome: the answer, or ``FAIL <reason name>`` where no answer can be read unambiguously. A failure must come
-back as that named reason (``Parsed.reason``), never as an answer.
+back as that named reason (``reason_of(error)``), never as an answer.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from babeleval.score.parsers import REASONS, parse
+from babeleval.score.parsers import REASONS, parse, reason_of
 
 CORPUS = yaml.safe_load((Path(__file__).parent / "data" / "parser_corpus.yaml").read_text(encoding="utf-8"))
 FAIL = "FAIL "
@@ -21,7 +21,7 @@ FAIL = "FAIL "
 
 def outcome(entry: dict) -> str:
     parsed = parse(entry["parser"], entry["response"], n_choices=entry.get("n", 4), language=entry["lang"])
-    return parsed.answer if parsed.ok else FAIL + parsed.reason
+    return parsed.answer if parsed.ok else FAIL + reason_of(parsed.error)
 
 
 @pytest.mark.parametrize("entry", CORPUS, ids=[e["id"] for e in CORPUS])
@@ -66,6 +66,6 @@ def test_phrase_table_takes_dataset_codes():
 
 def test_phrases_of_another_language_are_not_read_when_the_language_is_known():
     """An item's own language and English are read; with no language, every row is (the parse CLI)."""
-    assert parse("final_letter", "答えはBです", language="deu_Latn").reason == "no answer"
+    assert reason_of(parse("final_letter", "答えはBです", language="deu_Latn").error) == "no answer"
     assert parse("final_letter", "答えはBです").answer == "B"
     assert parse("final_letter", "The answer is B", language="jpn_Jpan").answer == "B"

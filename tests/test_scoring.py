@@ -1,9 +1,19 @@
 """Scoring one combination: log-likelihood argmax, length normalisation, parse failures counted apart."""
 
+from pathlib import Path
+
 import pytest
 
 from babeleval.analysis.leaderboard import headline_metrics, leaderboard
-from babeleval.score.job import score_records
+from babeleval.prompts.templates import Template
+from babeleval.score.job import score_combination
+
+
+def score_records(records, mode, parser):
+    """A multiple-choice combination scored with the family's default metrics."""
+    template = Template(task="", name="", path=Path("-"), mode=mode, prompt="", target="", parser=parser)
+    scored, metrics, _ = score_combination(records, template, "multiple_choice")
+    return scored, metrics
 
 
 def ll(answer, logprobs, continuations=(" A", " B", " C", " D")):

@@ -75,7 +75,7 @@ def test_jaquad_reads_a_split_directory(tmp_path):
     task = get_task("jaquad")
     items = task.load(local(tmp_path), JA)
     assert items[0]["answer"] == ["東京"] and items[0]["title"] == "東京"
-    assert [p.name for p in task.local_files(local(tmp_path), JA)] == ["jaquad_dev_0000.json"]
+    assert [p.name for p in task.files(local(tmp_path), JA)] == ["jaquad_dev_0000.json"]
 
 
 # -- errors name the file and the row or language ------------------------------------------------------

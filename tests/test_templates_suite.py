@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from babeleval.core.errors import TemplateError
-from babeleval.grid.params import check_template
+from babeleval.grid.entries import check_template
 from babeleval.tasks.families import get_family
 from babeleval.prompts.render import build_requests
 from babeleval.tasks import get_task

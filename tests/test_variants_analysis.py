@@ -6,9 +6,10 @@ import pytest
 
 from babeleval.analysis import variation
 from babeleval.analysis.records import Combo
+from babeleval.analysis.settings import AnalysisSettings
 
-FAMILY = "formatspread"
-VARIANTS = [FAMILY, f"{FAMILY}~enum=num", f"{FAMILY}~sep=dash", f"{FAMILY}~enum=num~sep=dash"]
+BASE = "formatspread"
+VARIANTS = [BASE, f"{BASE}~enum=num", f"{BASE}~sep=dash", f"{BASE}~enum=num~sep=dash"]
 # per language: accuracy with letters, and with numbers; the separator never matters
 DESIGN = {"eng_Latn": (0.9, 0.9), "fra_Latn": (0.8, 0.75), "jpn_Jpan": (0.6, 0.4), "hin_Deva": (0.5, 0.2)}
 N_ITEMS = 40
@@ -34,12 +35,12 @@ def raw():
 
 def test_spread_per_model_language_with_intervals(raw):
     matrices = variation.outcome_matrices(raw)
-    assert all(family == FAMILY for (_, _, _, family) in matrices)
+    assert all(base == BASE for (_, _, _, base) in matrices)
     spread = variation.spread_table(matrices, samples=300, seed=1).set_index(["model", "language"])
     hin = spread.loc[("big", "hin_Deva")]
     assert hin["n_variants"] == 4 and hin["n_items"] == N_ITEMS
     assert hin["spread"] == pytest.approx(0.3) and hin["min"] == pytest.approx(0.2)
-    assert hin["worst_variant"].startswith(f"{FAMILY}~enum=num")
+    assert hin["worst_variant"].startswith(f"{BASE}~enum=num")
     assert hin["sd"] == pytest.approx(np.std([0.5, 0.5, 0.2, 0.2], ddof=1))
     assert hin["spread_low"] <= hin["spread"] <= hin["spread_high"]
     assert spread.loc[("big", "eng_Latn"), "spread"] == 0.0
@@ -107,23 +108,22 @@ def test_permutation_test_sampled_when_orderings_are_many():
 
 
 def test_items_not_shared_by_every_variant_are_left_out(raw):
-    key = Combo("big", "belebele", "eng_Latn", f"{FAMILY}~sep=dash")
+    key = Combo("big", "belebele", "eng_Latn", f"{BASE}~sep=dash")
     raw[key] = raw[key][:-5]
-    matrix = variation.outcome_matrices(raw)[("big", "belebele", "eng_Latn", FAMILY)]
+    matrix = variation.outcome_matrices(raw)[("big", "belebele", "eng_Latn", BASE)]
     assert len(matrix) == N_ITEMS - 5 and list(matrix.columns) == sorted(VARIANTS)
 
 
 def test_settings_of_a_variant_name():
-    settings = variation.settings_of(f"{FAMILY}~enum=native~order=p3")
+    settings = variation.settings_of(f"{BASE}~enum=native~order=p3")
     assert settings["enum"] == "native" and settings["order"] == "p3" and settings["sep"] == "colon"
-    assert variation.families_in(["paper", FAMILY, f"{FAMILY}~enum=num"]) == [FAMILY]
 
 
 def test_figure_and_report_fragment(raw, tmp_path):
     from babeleval.analysis import variation_fragment, variation_plots
 
     matrices = variation.outcome_matrices(raw)
-    tables = variation.analyse(raw, samples=50, permutations=200)
+    tables = variation.analyse(matrices, AnalysisSettings(seed=0, samples=50, permutations=200))
     figure = tmp_path / "variation.png"
     variation_plots.variation_figure(matrices, tables["spread"], figure)
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -133,11 +133,11 @@ def test_figure_and_report_fragment(raw, tmp_path):
     assert "rho between a language&#x27;s accuracy and its sensitivity = -1.00" in fragment
 
 
-def test_a_grid_without_families_gives_empty_tables_and_says_so(tmp_path):
+def test_a_grid_without_variant_sets_gives_empty_tables_and_says_so(tmp_path):
     from babeleval.analysis import variation_fragment, variation_plots
 
     raw = {Combo("m", "belebele", "eng_Latn", "paper"): records(0.5)}
-    tables = variation.analyse(raw, samples=10, permutations=100)
+    tables = variation.analyse(variation.outcome_matrices(raw), AnalysisSettings(seed=0, samples=10, permutations=100))
     assert all(frame.empty for frame in tables.values())
     variation_plots.variation_figure({}, tables["spread"], tmp_path / "v.png")
     assert "No rows." in variation_fragment.render(tables, tmp_path / "v.png", {})

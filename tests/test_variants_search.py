@@ -84,7 +84,7 @@ def test_search_cli_runs_the_workflows_machinery(repo_root, tiny_model_dir, tmp_
     monkeypatch.chdir(repo_root)
     out = tmp_path / "search.json"
     assert main(["--params", str(params_file), "--model", "tiny", "--task", "belebele", "--language", "hin_Deva",
-                 "--family", "formatspread", "--candidates", "6", "--budget", "40", "--batch", "8",
+                 "--template", "formatspread", "--candidates", "6", "--budget", "40", "--batch", "8",
                  "--out", str(out)]) == 0
     summary = json.loads(out.read_text(encoding="utf-8"))
     assert summary["spent"] == 40 and summary["candidates"] == 6 and summary["items"] == 24

@@ -1,22 +1,18 @@
 # Analysis: raw per-item outputs and the leaderboard -> tables, figures and one HTML report (CPU, no model).
-# Settings come from params.yaml `analysis` (see ANALYSIS in common.smk).
-
-from babeleval.analysis.figures import figure_targets
-
-ANALYSIS_DIR = "results/analysis"
+# Settings come from params.yaml `analysis` (GRID.analysis: babeleval.analysis.settings).
 
 
 rule template_sensitivity:
     output:
-        sensitivity=f"{ANALYSIS_DIR}/template_sensitivity.csv",
-        ranks=f"{ANALYSIS_DIR}/rank_stability.csv",
+        sensitivity=analysis_table("template_sensitivity"),
+        ranks=analysis_table("rank_stability"),
     input:
-        "results/leaderboard.csv",
+        paths.LEADERBOARD_CSV,
     threads: CPU_THREADS
     resources:
         **CPU_RESOURCES,
     log:
-        "results/logs/analysis/template_sensitivity.log",
+        paths.log("analysis", "template_sensitivity"),
     conda:
         "../../envs/cpu.yaml"
     script:
@@ -25,18 +21,18 @@ rule template_sensitivity:
 
 rule significance:
     output:
-        templates=f"{ANALYSIS_DIR}/significance_templates.csv",
-        models=f"{ANALYSIS_DIR}/significance_models.csv",
+        templates=analysis_table("significance_templates"),
+        models=analysis_table("significance_models"),
     input:
         raw=all_raw(),
         scores=all_scores(),
     params:
-        settings={k: ANALYSIS[k] for k in ("seed", "samples", "alpha")},
+        settings=GRID.analysis.pick("seed", "samples", "alpha"),
     threads: CPU_THREADS
     resources:
         **CPU_RESOURCES,
     log:
-        "results/logs/analysis/significance.log",
+        paths.log("analysis", "significance"),
     conda:
         "../../envs/cpu.yaml"
     script:
@@ -45,15 +41,15 @@ rule significance:
 
 rule parse_failures:
     output:
-        rates=f"{ANALYSIS_DIR}/parse_failures.csv",
-        reasons=f"{ANALYSIS_DIR}/parse_failure_reasons.csv",
+        rates=analysis_table("parse_failures"),
+        reasons=analysis_table("parse_failure_reasons"),
     input:
         raw=all_raw(),
     threads: CPU_THREADS
     resources:
         **CPU_RESOURCES,
     log:
-        "results/logs/analysis/parse_failures.log",
+        paths.log("analysis", "parse_failures"),
     conda:
         "../../envs/cpu.yaml"
     script:
@@ -62,22 +58,22 @@ rule parse_failures:
 
 rule item_difficulty:
     output:
-        per_item=f"{ANALYSIS_DIR}/item_difficulty.csv",
-        buckets=f"{ANALYSIS_DIR}/difficulty_buckets.csv",
-        patterns=f"{ANALYSIS_DIR}/difficulty_patterns.csv",
-        gaps=f"{ANALYSIS_DIR}/crosslingual_gaps.csv",
-        gap_items=f"{ANALYSIS_DIR}/crosslingual_items.csv",
+        per_item=analysis_table("item_difficulty"),
+        buckets=analysis_table("difficulty_buckets"),
+        patterns=analysis_table("difficulty_patterns"),
+        gaps=analysis_table("crosslingual_gaps"),
+        gap_items=analysis_table("crosslingual_items"),
     input:
         raw=all_raw(),
         # item texts for the example columns
         prepared=all_prepared(),
     params:
-        pivot=ANALYSIS["pivot_language"],
+        pivot=GRID.analysis.pivot_language,
     threads: CPU_THREADS
     resources:
         **CPU_RESOURCES,
     log:
-        "results/logs/analysis/item_difficulty.log",
+        paths.log("analysis", "item_difficulty"),
     conda:
         "../../envs/cpu.yaml"
     script:
@@ -86,9 +82,9 @@ rule item_difficulty:
 
 rule plots:
     output:
-        figure_targets(GRID.tasks),
+        grid_rules.figure_targets(GRID),
     input:
-        leaderboard="results/leaderboard.csv",
+        leaderboard=paths.LEADERBOARD_CSV,
         rates=rules.parse_failures.output.rates,
     params:
         tasks=sorted(GRID.tasks),
@@ -96,7 +92,7 @@ rule plots:
     resources:
         **CPU_RESOURCES,
     log:
-        "results/logs/analysis/plots.log",
+        paths.log("analysis", "plots"),
     conda:
         "../../envs/cpu.yaml"
     script:
@@ -105,9 +101,9 @@ rule plots:
 
 rule report:
     output:
-        "results/report.html",
+        paths.REPORT,
     input:
-        leaderboard="results/leaderboard.csv",
+        leaderboard=paths.LEADERBOARD_CSV,
         sensitivity=rules.template_sensitivity.output.sensitivity,
         rank_stability=rules.template_sensitivity.output.ranks,
         significance_templates=rules.significance.output.templates,
@@ -118,16 +114,39 @@ rule report:
         difficulty_patterns=rules.item_difficulty.output.patterns,
         crosslingual_gaps=rules.item_difficulty.output.gaps,
         crosslingual_items=rules.item_difficulty.output.gap_items,
-        plots=figure_targets(GRID.tasks),
+        plots=grid_rules.figure_targets(GRID),
         variation=variation_section,
     params:
-        settings=ANALYSIS,
+        settings=GRID.analysis.pick("seed", "confidence", "samples", "alpha", "pivot_language"),
     threads: CPU_THREADS
     resources:
         **CPU_RESOURCES,
     log:
-        "results/logs/analysis/report.log",
+        paths.log("analysis", "report"),
     conda:
         "../../envs/cpu.yaml"
     script:
         "../scripts/report.py"
+
+
+# Prompt variation as a factor (docs/variations.md): spread over a variant set, variance decomposition, rank
+# stability and the cross-lingual sensitivity test; tables, a figure and an HTML section the report includes.
+rule variation_analysis:
+    output:
+        spread=paths.VARIATION_TABLE.format(name="spread"),
+        axes=paths.VARIATION_TABLE.format(name="axes"),
+        decomposition=paths.VARIATION_TABLE.format(name="decomposition"),
+        ranks=paths.VARIATION_TABLE.format(name="ranks"),
+        sensitivity=paths.VARIATION_TABLE.format(name="sensitivity"),
+        figure=paths.VARIATION_FIGURE,
+        fragment=paths.VARIATION_SECTION,
+    input:
+        raw=all_raw(),
+    params:
+        settings=GRID.analysis.pick("seed", "samples", "confidence", "permutations", "language_groups"),
+    log:
+        paths.log("analysis", "variation"),
+    conda:
+        "../../envs/cpu.yaml"
+    script:
+        "../scripts/variation_analysis.py"

@@ -3,7 +3,7 @@
 
 rule prepare_data:
     output:
-        PREPARED,
+        paths.PREPARED,
     input:
         local_data_file,
     params:
@@ -14,7 +14,7 @@ rule prepare_data:
     resources:
         **CPU_RESOURCES,
     log:
-        "results/logs/prepare_data/{task}/{language}.log",
+        paths.log("prepare_data", "{task}", "{language}"),
     conda:
         "../../envs/cpu.yaml"
     script:
@@ -24,7 +24,7 @@ rule prepare_data:
 # Exemplar rows where the protocol draws them from their own split (JGLUE: train).
 rule prepare_fewshot_data:
     output:
-        PREPARED_FEWSHOT,
+        paths.PREPARED_FEWSHOT,
     input:
         local_fewshot_file,
     params:
@@ -35,7 +35,7 @@ rule prepare_fewshot_data:
     resources:
         **CPU_RESOURCES,
     log:
-        "results/logs/prepare_data/{task}/fewshot/{language}.log",
+        paths.log("prepare_data", "{task}", "fewshot", "{language}"),
     conda:
         "../../envs/cpu.yaml"
     script:

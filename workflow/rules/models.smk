@@ -7,16 +7,16 @@ BUILTIN_MODEL_SEED = 0
 
 rule build_tiny_model:
     output:
-        directory("results/models/{builtin}"),
+        directory(paths.BUILT_MODEL),
     input:
         # the tokenizer is trained on the bundled Belebele sample: every script it uses encodes well
-        data=sorted(str(p) for p in Path("data/samples/belebele").glob("*.jsonl")),
+        data=sorted(str(p) for p in Path(paths.TINY_MODEL_CORPUS).glob("*.jsonl")),
     params:
         seed=BUILTIN_MODEL_SEED,
     resources:
         **BUILD_MODEL_RESOURCES,
     log:
-        "results/logs/build_tiny_model/{builtin}.log",
+        paths.log("build_tiny_model", "{builtin}"),
     conda:
         "../../envs/gpu.yaml"
     script:

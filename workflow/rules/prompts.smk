@@ -3,20 +3,19 @@
 
 rule render_prompts:
     output:
-        PROMPTS,
+        paths.PROMPTS,
     input:
-        data=PREPARED,
+        data=paths.PREPARED,
         exemplars=exemplar_data,
         template=template_file,
     params:
-        seed=lambda w: prompt_record(w).seed,
-        limit=lambda w: prompt_record(w).limit,
-        shuffle_seed=lambda w: prompt_record(w).shuffle_seed,
+        # the prompt record: items and exemplar pool, seeds, item limit and few-shot plan (babeleval.prompts.record)
+        record=lambda w: prompt_record(w).as_json(),
     threads: CPU_THREADS
     resources:
         **CPU_RESOURCES,
     log:
-        "results/logs/render_prompts/{task}/{language}/{template}.log",
+        paths.log("render_prompts", "{task}", "{language}", "{template}"),
     conda:
         "../../envs/cpu.yaml"
     script:

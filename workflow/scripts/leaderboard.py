@@ -1,10 +1,10 @@
 import logging
 
-from babeleval.analysis import leaderboard as aggregate
+from babeleval.analysis import leaderboard
 from babeleval.core import joblog
 
 joblog.setup(snakemake.log[0])
-frame = aggregate.write_outputs(snakemake.input.scores, snakemake.output.csv, snakemake.output.md,
-                                snakemake.output.metrics, raw_files=snakemake.input.raw,
-                                bootstrap=snakemake.params.bootstrap)
+frame = leaderboard.write_outputs(snakemake.input.scores, snakemake.output.csv, snakemake.output.md,
+                                  snakemake.output.metrics, raw_files=snakemake.input.raw,
+                                  bootstrap=snakemake.params.bootstrap)
 logging.info("%d leaderboard rows", len(frame))

@@ -9,6 +9,6 @@ csvs = {name: snakemake.input[name] for name in report.TABLE_KEYS}
 figures = {}
 for path in snakemake.input.plots:
     figures.setdefault(Path(path).parent.name, {})[Path(path).stem] = path
-# the prompt-variation section (variation.smk), where the grid has variants of a template family
+# the prompt-variation section (rule variation_analysis), where the grid has variants of a base template
 report.write_report(snakemake.output[0], csvs, figures, dict(snakemake.params.settings), tuple(snakemake.input.variation))
 logging.info("wrote %s", snakemake.output[0])

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-PLOT = "results/plots/{task}/{name}.png"
+from ..core import paths
+
 
 
 def figure_names(templates: dict[str, Any]) -> list[str]:
@@ -23,6 +24,6 @@ def figure_names(templates: dict[str, Any]) -> list[str]:
 
 
 def figure_targets(tasks: dict[str, Any]) -> list[str]:
-    """Every figure of the grid; ``tasks``: task name -> spec with ``templates``."""
-    return [PLOT.format(task=task, name=name) for task, spec in sorted(tasks.items())
-            for name in figure_names(spec.templates)]
+    """Every figure of the grid; ``tasks``: task name -> its entry (with ``templates``)."""
+    return [paths.PLOT.format(task=task, name=name) for task, entry in sorted(tasks.items())
+            for name in figure_names(entry.templates)]

@@ -4,7 +4,7 @@
 rates on 0-1); ``leaderboard.md`` holds the pivoted tables a paper prints (babeleval.analysis.paper_tables).
 ``metrics.json`` is what ``dvc exp show`` and ``dvc exp diff`` lay out: one headline number per model and
 task, so that an experiment table fits a terminal (a column per model, task, language, template and metric
-made 123 columns on the default grid). Per-language and per-template deltas: ``python -m babeleval.compare``.
+made 123 columns on the default grid). Per-language and per-template deltas: ``python -m babeleval compare``.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ false, ``parse_error`` the parser's reason). It is scored as not correct, so a
 format problem shows up here rather than hiding inside a low accuracy.
 
 Reasons are counted by their name (``ambiguous``, ``no answer``, ``question cut``:
-the text before the first colon, ``babeleval.parsers.REASONS``), not by their
+the text before the first colon, ``babeleval.score.parsers.REASONS``), not by their
 full text, whose detail differs from item to item ("ambiguous: A or B",
 "ambiguous: B or D"); each reason keeps one example with its full text.
 """
@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..score.parsers import reason_of
 from .records import Combo
 
 RATE_COLUMNS = ["model", "task", "language", "template", "generated", "n", "parse_failures", "rate", "reasons",
@@ -32,7 +33,7 @@ def reason_name(record: dict[str, Any]) -> str:
     error = record.get("parse_error")
     if not isinstance(error, str) or not error.strip():
         return UNKNOWN
-    return error.split(":", 1)[0].strip()
+    return reason_of(error).strip()
 
 
 def _response(record: dict[str, Any]) -> str:
@@ -65,12 +66,3 @@ def tables(raw: dict[Combo, list[dict[str, Any]]], top: int = 5) -> dict[str, pd
                                 "example_response": _response(example)})
     return {"rates": pd.DataFrame(rate_rows, columns=RATE_COLUMNS),
             "reasons": pd.DataFrame(reason_rows, columns=REASON_COLUMNS)}
-
-
-def overall_reasons(reasons: pd.DataFrame) -> pd.DataFrame:
-    """Reasons summed over every combination (of the per-combination top reasons), most common first."""
-    if reasons.empty:
-        return pd.DataFrame(columns=["task", "template", "reason", "count"])
-    out = reasons.groupby(["task", "template", "reason"], as_index=False)["count"].sum()
-    return out.sort_values(["count", "task", "template", "reason"], ascending=[False, True, True, True],
-                           kind="stable").reset_index(drop=True)

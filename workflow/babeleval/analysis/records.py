@@ -62,17 +62,6 @@ def load_scores(paths: Iterable[str | Path]) -> dict[Combo, dict[str, Any]]:
     return out
 
 
-def by_id(records: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Records keyed by item id; a duplicated id is an error (paired analyses match items by id)."""
-    out: dict[str, dict[str, Any]] = {}
-    for record in records:
-        key = str(record["id"])
-        if key in out:
-            raise ValueError(f"item id {key!r} appears twice in one raw file")
-        out[key] = record
-    return out
-
-
 def item_text(item: dict[str, Any], limit: int = 300) -> str:
     """A short human-readable description of an item for example tables."""
     for field in ("question", "text", "source", "sentence", "sentence1"):

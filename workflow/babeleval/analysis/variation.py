@@ -2,24 +2,25 @@
 cross-lingual sensitivity test.
 
 Input is per-item correctness from the raw records of every (model, task, language, template). Templates
-are grouped into **families** by their base name (``formatspread~enum=num`` belongs to ``formatspread``);
-a family with two or more members evaluated is a variation study. Per-item outcomes are ``correct``
-(accuracy; items a family's variants do not all share are left out, so every comparison is paired).
+are grouped into **variant sets** by their base template (``formatspread~enum=num`` belongs to
+``formatspread``); a set with two or more members evaluated is a variation study. Per-item outcomes are
+``correct`` (accuracy; items a set's variants do not all share are left out, so every comparison is paired).
+The tables name a set by its base template, in their column ``family`` (``BASE``: the name published tables use).
 
 Tables (one row per ...):
 
-- ``spread``: (model, task, language, family): mean, min, max, spread (max - min), standard deviation and
+- ``spread``: (model, task, language, base): mean, min, max, spread (max - min), standard deviation and
   interquartile range of the variants' accuracies, each with a bootstrap interval over items (the same
   resampled items for every variant); the spread item noise alone gives (``spread_noise``) and a
   permutation p-value against it (``p_spread``); the best and worst variant;
-- ``axes``: (model, task, language, family, axis): how far the axis's values move the mean accuracy
+- ``axes``: (model, task, language, base, axis): how far the axis's values move the mean accuracy
   (range of the marginal means over the variants with each value): which axis matters, for which language;
-- ``decomposition``: (task, family, term): a sequential (type I) sums-of-squares decomposition of per-item
+- ``decomposition``: (task, base, term): a sequential (type I) sums-of-squares decomposition of per-item
   correctness into model, language, each variation axis, the rest of the variant identity, and the
   language x axis, model x axis and model x language interactions, with the items (residual) last;
-- ``ranks``: (task, language, family): agreement of the models' ranking across variants (Kendall's W,
+- ``ranks``: (task, language, base): agreement of the models' ranking across variants (Kendall's W,
   mean pairwise Kendall tau, how many variants put each model first);
-- ``sensitivity``: (model, task, family, against): Spearman correlation over languages between a language's
+- ``sensitivity``: (model, task, base, against): Spearman correlation over languages between a language's
   mean accuracy (or its resource group, where the grid gives groups) and its sensitivity (standard deviation
   over variants), with a permutation p-value. A negative rho says the model is more sensitive to the format
   in the languages it knows least.
@@ -29,20 +30,19 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..core.progress import Progress
-from ..prompts.variants import AXES, DEFAULTS, NAME_SEPARATOR, split_name
+from ..prompts.variants import AXES, DEFAULTS, base_name, split_name
 from .records import Combo
+from .settings import AnalysisSettings
 
 DEFAULT_PERMUTATIONS = 10_000
-
-
-def family_of(template: str) -> str:
-    return template.split(NAME_SEPARATOR)[0]
+# the tables' column naming a variant set by its base template (its name in published tables)
+BASE = "family"
 
 
 def settings_of(template: str) -> dict[str, str]:
@@ -52,7 +52,7 @@ def settings_of(template: str) -> dict[str, str]:
 
 
 def outcome_matrices(raw: dict[Combo, list[dict[str, Any]]]) -> dict[tuple[str, str, str, str], pd.DataFrame]:
-    """(model, task, language, family) -> items x variants of 0/1 correctness, on the items all variants share.
+    """(model, task, language, base) -> items x variants of 0/1 correctness, on the items all variants share.
 
     Families with one member, and records without a per-item ``correct`` (translation), are left out.
     """
@@ -60,7 +60,7 @@ def outcome_matrices(raw: dict[Combo, list[dict[str, Any]]]) -> dict[tuple[str, 
     for combo, records in raw.items():
         outcomes = {str(r["id"]): float(bool(r["correct"])) for r in records if isinstance(r.get("correct"), bool)}
         if outcomes:
-            key = (combo.model, combo.task, combo.language, family_of(combo.template))
+            key = (combo.model, combo.task, combo.language, base_name(combo.template))
             grouped.setdefault(key, {})[combo.template] = outcomes
     out = {}
     for key, by_template in sorted(grouped.items()):
@@ -105,16 +105,16 @@ def spread_table(matrices: dict[tuple, pd.DataFrame], samples: int = 1000, confi
     rows = []
     alpha = (1 - confidence) / 2
     progress = Progress(len(matrices), what="bootstrapped variant spreads of", unit="(model, language) cells")
-    for done, ((model, task, language, family), frame) in enumerate(matrices.items(), 1):
+    for done, ((model, task, language, base), frame) in enumerate(matrices.items(), 1):
         values = frame.to_numpy()
         n = len(values)
         accs = values.mean(axis=0)
         point = _stats(accs)
         # one generator per row, from the seed and the row's labels: a row's interval does not depend on others
-        rng = np.random.default_rng([seed, *map(_stable_int, (model, task, language, family))])
+        rng = np.random.default_rng([seed, *map(_stable_int, (model, task, language, base))])
         weights = rng.multinomial(n, np.full(n, 1 / n), size=samples)  # resampled item counts, paired over variants
         boot = _stats(weights @ values / n)
-        row = {"model": model, "task": task, "language": language, "family": family,
+        row = {"model": model, "task": task, "language": language, BASE: base,
                "n_variants": values.shape[1], "n_items": n, "mean": accs.mean(), "min": accs.min(),
                "max": accs.max(), "best_variant": frame.columns[int(accs.argmax())],
                "worst_variant": frame.columns[int(accs.argmin())]}
@@ -126,7 +126,7 @@ def spread_table(matrices: dict[tuple, pd.DataFrame], samples: int = 1000, confi
         row["p_spread"] = float((1 + np.sum(null >= point["spread"] - 1e-12)) / (samples + 1))
         rows.append(row)
         progress.tick(done)
-    columns = ["model", "task", "language", "family", "n_variants", "n_items", "mean", "min", "max",
+    columns = ["model", "task", "language", BASE, "n_variants", "n_items", "mean", "min", "max",
                "spread", "spread_low", "spread_high", "spread_noise", "p_spread", "sd", "sd_low", "sd_high",
                "iqr", "iqr_low", "iqr_high",
                "best_variant", "worst_variant"]
@@ -141,18 +141,18 @@ def _stable_int(text: str) -> int:
 
 def axes_table(matrices: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
     rows = []
-    for (model, task, language, family), frame in matrices.items():
+    for (model, task, language, base), frame in matrices.items():
         accs = frame.mean(axis=0)
         settings = pd.DataFrame([settings_of(t) for t in accs.index], index=accs.index)
         for axis in AXES:
             if settings[axis].nunique() < 2:
                 continue
             means = accs.groupby(settings[axis]).mean()
-            rows.append({"model": model, "task": task, "language": language, "family": family, "axis": axis,
+            rows.append({"model": model, "task": task, "language": language, BASE: base, "axis": axis,
                          "n_values": len(means), "effect_range": float(means.max() - means.min()),
                          "best_value": str(means.idxmax()), "worst_value": str(means.idxmin()),
                          "means": "; ".join(f"{k}={v:.3f}" for k, v in means.items())})
-    return pd.DataFrame(rows, columns=["model", "task", "language", "family", "axis", "n_values", "effect_range",
+    return pd.DataFrame(rows, columns=["model", "task", "language", BASE, "axis", "n_values", "effect_range",
                                        "best_value", "worst_value", "means"])
 
 
@@ -189,9 +189,9 @@ def decomposition_table(matrices: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
     """
     rows = []
     by_study: dict[tuple[str, str], list] = {}
-    for (model, task, language, family), frame in matrices.items():
-        by_study.setdefault((task, family), []).append((model, language, frame))
-    for (task, family), parts in sorted(by_study.items()):
+    for (model, task, language, base), frame in matrices.items():
+        by_study.setdefault((task, base), []).append((model, language, frame))
+    for (task, base), parts in sorted(by_study.items()):
         cells, within, total_n, total_sum, total_sq = [], 0.0, 0, 0.0, 0.0
         for model, language, frame in parts:
             values = frame.to_numpy()
@@ -222,15 +222,15 @@ def decomposition_table(matrices: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
             df = new_rank - rank
             note = ("" if df else "not separable from the terms above with these variants (sample more variants, "
                     "or vary fewer axes)" if columns.shape[1] else "one level only")
-            rows.append({"task": task, "family": family, "term": name, "df": df, "ss": max(rss - new_rss, 0.0),
+            rows.append({"task": task, BASE: base, "term": name, "df": df, "ss": max(rss - new_rss, 0.0),
                          "share": max(rss - new_rss, 0.0) / total if total else math.nan, "note": note})
             rss, rank = new_rss, new_rank
-        rows.append({"task": task, "family": family, "term": "cells not explained", "df": len(cells) - rank,
+        rows.append({"task": task, BASE: base, "term": "cells not explained", "df": len(cells) - rank,
                      "ss": rss, "share": rss / total if total else math.nan, "note": "higher-order interactions"})
-        rows.append({"task": task, "family": family, "term": "items (within cells)", "df": total_n - len(cells),
+        rows.append({"task": task, BASE: base, "term": "items (within cells)", "df": total_n - len(cells),
                      "ss": within, "share": within / total if total else math.nan,
                      "note": "item difficulty and item x factor effects"})
-    return pd.DataFrame(rows, columns=["task", "family", "term", "df", "ss", "share", "note"])
+    return pd.DataFrame(rows, columns=["task", BASE, "term", "df", "ss", "share", "note"])
 
 
 # -- rank stability ---------------------------------------------------------------------------------
@@ -262,11 +262,11 @@ def _kendall_w(scores: np.ndarray) -> float:
 def ranks_table(matrices: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
     rows = []
     by_cell: dict[tuple[str, str, str], dict[str, pd.Series]] = {}
-    for (model, task, language, family), frame in matrices.items():
-        by_cell.setdefault((task, language, family), {})[model] = frame.mean(axis=0)
-    for (task, language, family), by_model in sorted(by_cell.items()):
+    for (model, task, language, base), frame in matrices.items():
+        by_cell.setdefault((task, language, base), {})[model] = frame.mean(axis=0)
+    for (task, language, base), by_model in sorted(by_cell.items()):
         table = pd.DataFrame(by_model).dropna()  # variants x models
-        row = {"task": task, "language": language, "family": family, "n_models": table.shape[1],
+        row = {"task": task, "language": language, BASE: base, "n_models": table.shape[1],
                "n_variants": table.shape[0], "kendall_w": math.nan, "mean_kendall_tau": math.nan, "winners": "",
                "note": ""}
         if table.shape[1] < 2:
@@ -279,7 +279,7 @@ def ranks_table(matrices: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
             winners = pd.Series(table.idxmax(axis=1)).value_counts()
             row["winners"] = "; ".join(f"{model}={count}" for model, count in winners.items())
         rows.append(row)
-    return pd.DataFrame(rows, columns=["task", "language", "family", "n_models", "n_variants", "kendall_w",
+    return pd.DataFrame(rows, columns=["task", "language", BASE, "n_models", "n_variants", "kendall_w",
                                        "mean_kendall_tau", "winners", "note"])
 
 
@@ -326,44 +326,35 @@ def sensitivity_table(spread: pd.DataFrame, permutations: int = DEFAULT_PERMUTAT
     """
     rank_of = {language: -number for number, members in enumerate((groups or {}).values()) for language in members}
     rows = []
-    for (model, task, family), group in spread.groupby(["model", "task", "family"], sort=True):
+    for (model, task, base), group in spread.groupby(["model", "task", BASE], sort=True):
         group = group.sort_values("language")
         tests = [("score", group, group["mean"].to_numpy())]
         if rank_of:
             grouped = group[group["language"].isin(rank_of)]
             tests.append(("resource group", grouped, grouped["language"].map(rank_of).to_numpy(float)))
         for against, part, x in tests:
-            row = {"model": model, "task": task, "family": family, "against": against, "n_languages": len(part),
+            row = {"model": model, "task": task, BASE: base, "against": against, "n_languages": len(part),
                    "rho": math.nan, "p_two_sided": math.nan, "p_less": math.nan, "permutations": 0,
                    "most_sensitive": "", "least_sensitive": "", "note": ""}
             if len(part) < 3:
                 row["note"] = "fewer than three languages: no test"
             else:
                 rho, two, less, used = permutation_test(x, part["sd"].to_numpy(), permutations,
-                                                        seed + _stable_int(f"{model}{task}{family}{against}"))
+                                                        seed + _stable_int(f"{model}{task}{base}{against}"))
                 row.update(rho=rho, p_two_sided=two, p_less=less, permutations=used,
                            most_sensitive=part.loc[part["sd"].idxmax(), "language"],
                            least_sensitive=part.loc[part["sd"].idxmin(), "language"])
                 if rho != rho:
                     row["note"] = f"no variation in {against} or sensitivity across languages"
             rows.append(row)
-    return pd.DataFrame(rows, columns=["model", "task", "family", "against", "n_languages", "rho", "p_two_sided",
+    return pd.DataFrame(rows, columns=["model", "task", BASE, "against", "n_languages", "rho", "p_two_sided",
                                        "p_less", "permutations", "most_sensitive", "least_sensitive", "note"])
 
 
-def analyse(raw: dict[Combo, list[dict[str, Any]]], samples: int = 1000, confidence: float = 0.95, seed: int = 0,
-            permutations: int = DEFAULT_PERMUTATIONS, groups: dict[str, list[str]] | None = None
+def analyse(matrices: dict[tuple[str, str, str, str], pd.DataFrame], settings: AnalysisSettings
             ) -> dict[str, pd.DataFrame]:
-    """Every variation table from the raw records."""
-    matrices = outcome_matrices(raw)
-    spread = spread_table(matrices, samples, confidence, seed)
+    """Every variation table from the outcome matrices (``outcome_matrices``)."""
+    spread = spread_table(matrices, settings.samples, settings.confidence, settings.seed)
     return {"spread": spread, "axes": axes_table(matrices), "decomposition": decomposition_table(matrices),
-            "ranks": ranks_table(matrices), "sensitivity": sensitivity_table(spread, permutations, seed, groups)}
-
-
-def families_in(templates: Iterable[str]) -> list[str]:
-    """Families with two or more members among the given template names."""
-    counts: dict[str, int] = {}
-    for name in templates:
-        counts[family_of(name)] = counts.get(family_of(name), 0) + 1
-    return sorted(f for f, c in counts.items() if c > 1)
+            "ranks": ranks_table(matrices),
+            "sensitivity": sensitivity_table(spread, settings.permutations, settings.seed, settings.language_groups)}

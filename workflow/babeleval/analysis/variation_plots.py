@@ -1,4 +1,4 @@
-"""The variation figure: per (task, family), every variant's accuracy by language and model, and each
+"""The variation figure: per (task, variant set), every variant's accuracy by language and model, and each
 language's sensitivity (standard deviation over variants) against its mean accuracy."""
 
 from __future__ import annotations
@@ -14,27 +14,28 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .plots import MARKERS, PNG_METADATA  # noqa: E402
+from .variation import BASE  # noqa: E402
 
 
 def variation_figure(matrices: dict[tuple, pd.DataFrame], spread: pd.DataFrame, path: str | Path) -> None:
-    studies = sorted({(task, family) for (_, task, _, family) in matrices})
+    studies = sorted({(task, base) for (_, task, _, base) in matrices})
     rows = max(len(studies), 1)
     fig, axes = plt.subplots(rows, 2, figsize=(13, 4.2 * rows), squeeze=False,
                              gridspec_kw={"width_ratios": [2.2, 1]})
     if not studies:
         for ax in axes[0]:
             ax.axis("off")
-        axes[0][0].text(0.5, 0.5, "no template family with two or more variants in the grid", ha="center")
-    for row, (task, family) in enumerate(studies):
+        axes[0][0].text(0.5, 0.5, "no base template with two or more variants in the grid", ha="center")
+    for row, (task, base) in enumerate(studies):
         left, right = axes[row]
-        part = spread[(spread["task"] == task) & (spread["family"] == family)]
+        part = spread[(spread["task"] == task) & (spread[BASE] == base)]
         languages = list(part.groupby("language")["mean"].mean().sort_values().index)
         models = sorted(part["model"].unique())
         width = 0.8 / max(len(models), 1)
         for m, model in enumerate(models):
             marker = MARKERS[m % len(MARKERS)]
             for x, language in enumerate(languages):
-                frame = matrices.get((model, task, language, family))
+                frame = matrices.get((model, task, language, base))
                 if frame is None:
                     continue
                 accs = frame.mean(axis=0).to_numpy()
@@ -50,7 +51,7 @@ def variation_figure(matrices: dict[tuple, pd.DataFrame], spread: pd.DataFrame, 
                                textcoords="offset points")
         left.set_xticks(range(len(languages)), languages, rotation=45, ha="right", fontsize=8)
         left.set_ylabel("accuracy per variant")
-        left.set_title(f"{task} / {family}: accuracy of each variant (languages by mean)")
+        left.set_title(f"{task} / {base}: accuracy of each variant (languages by mean)")
         left.legend(fontsize=7, loc="best")
         right.set_xlabel("mean accuracy over variants")
         right.set_ylabel("standard deviation over variants")

@@ -1,8 +1,8 @@
 """Did a template edit help, per language, and is the difference real? Runs side by side, from their per-item outputs.
 
-    python -m babeleval.compare                       # the workspace against HEAD
-    python -m babeleval.compare terse-instruct        # a DVC experiment (or any git revision) against the workspace
-    python -m babeleval.compare main terse-instruct   # two revisions / experiments; more: each against the first
+    python -m babeleval compare                       # the workspace against HEAD
+    python -m babeleval compare terse-instruct        # a DVC experiment (or any git revision) against the workspace
+    python -m babeleval compare main terse-instruct   # two revisions / experiments; more: each against the first
 
 For every (model, task, language, template) both sides hold, on the task's headline metric: the score under
 each side, the difference with its paired bootstrap interval, and the paired p-value (exact McNemar for
@@ -214,7 +214,7 @@ def sides_for(repo: Path, names: Iterable[str]) -> list[Side]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m babeleval.compare", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m babeleval compare", description=__doc__.split("\n\n")[0])
     parser.add_argument("revisions", nargs="*", metavar="REV|EXP",
                         help="git revisions or DVC experiment names; none: HEAD; one: against the workspace; "
                              "several: each against the first")
@@ -246,6 +246,3 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

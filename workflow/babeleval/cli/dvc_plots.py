@@ -5,7 +5,7 @@ blank page. This writes a page template with those three libraries inlined, take
 Snakemake ships for its own report (no download), and without DVC's ``{scripts}`` placeholder (where
 DVC would put the CDN tags)::
 
-    python -m babeleval.dvc_plots                                      # writes .dvc/tmp/offline_plots.html
+    python -m babeleval dvc-plots                                      # writes .dvc/tmp/offline_plots.html
     dvc config --local plots.html_template tmp/offline_plots.html      # every `dvc plots` page, from now on
     dvc plots diff baseline terse-instruct                             # -> dvc_plots/index.html, offline
 """
@@ -16,9 +16,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..core import paths
 from ..core.errors import BabelevalError
 
-DEFAULT_OUT = ".dvc/tmp/offline_plots.html"
 LIBRARIES = ("vega/vega.js", "vega-lite/vega-lite.js", "vega-embed/vega-embed.js")
 PAGE = """<!DOCTYPE html>
 <html>
@@ -60,8 +60,9 @@ def page() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m babeleval.dvc_plots", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=DEFAULT_OUT, help=f"where to write the template (default {DEFAULT_OUT})")
+    parser = argparse.ArgumentParser(prog="python -m babeleval dvc-plots", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=paths.OFFLINE_PLOTS_PAGE,
+                        help=f"where to write the template (default {paths.OFFLINE_PLOTS_PAGE})")
     args = parser.parse_args(argv)
     try:
         text = page()
@@ -75,6 +76,3 @@ def main(argv: list[str] | None = None) -> int:
           f"`dvc config --local plots.html_template {Path(*out.parts[1:]) if out.parts[0] == '.dvc' else out.resolve()}`")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

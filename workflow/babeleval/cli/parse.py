@@ -1,8 +1,9 @@
 """Check a parser against your own model outputs.
 
-    python -m babeleval.parse --list
-    python -m babeleval.parse --parser final_letter < outputs.jsonl
-    python -m babeleval.parse --parser topic --labels "science/technology,travel,sports" outputs.jsonl
+    python -m babeleval parse --list
+    python -m babeleval parse --parser final_letter < outputs.jsonl
+    python -m babeleval parse --parser topic --labels "science/technology,travel,sports" outputs.jsonl
+    python -m babeleval parse --params params.yaml --parser my_parser outputs.jsonl
 
 Reads JSON Lines, each with a ``response`` field (a raw file from
 ``results/raw/`` works as it is), and writes one JSON line per input line:
@@ -11,7 +12,8 @@ A line's own ``choices`` (or ``labels``) field gives a letter parser its number
 of choices and a label parser its labels; ``--choices`` / ``--labels`` give them
 for lines without; its ``language`` field (a FLORES-200 code, as raw files have) selects the
 answer phrases a parser reads besides English (without one, every language's). A summary (lines read, parsed, failures by reason) goes to
-standard error.
+standard error. A parser defined in an extension file is known once ``--params`` names the
+params.yaml that lists the file under ``modules``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import sys
 from collections import Counter
 from typing import IO, Iterable
 
+from ..core.errors import ConfigError
+from ..grid.params import load_extensions, read_params_file
 from ..score.parsers import PARSERS, parse
 
 
@@ -68,19 +72,26 @@ def parse_lines(lines: Iterable[str], parser: str, n_choices: int = 4, labels: l
 
 
 def main(argv: list[str] | None = None) -> int:
-    cli = argparse.ArgumentParser(prog="python -m babeleval.parse", description=__doc__.split("\n\n")[0],
+    cli = argparse.ArgumentParser(prog="python -m babeleval parse", description=__doc__.split("\n\n")[0],
                                   formatter_class=argparse.RawDescriptionHelpFormatter,
                                   epilog=__doc__.split("\n\n", 1)[1])
     cli.add_argument("--parser", help="parser name (see --list)")
     cli.add_argument("--list", action="store_true", help="list the parsers and what they read")
     cli.add_argument("--choices", type=int, default=4, help="number of choices for letter parsers (default 4)")
     cli.add_argument("--labels", help="comma-separated labels for label parsers (e.g. topics)")
+    cli.add_argument("--params", help="a params.yaml: load the parsers its extension files ('modules') define")
     cli.add_argument("file", nargs="?", help="JSON Lines file (default: standard input)")
     args = cli.parse_args(argv)
+    if args.params:
+        try:
+            load_extensions(read_params_file(args.params), args.params, ".")
+        except ConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     if args.list:
         for name in sorted(PARSERS):
-            spec = PARSERS[name]
-            print(f"{name:18} {spec.kind:7} {spec.doc}")
+            parser = PARSERS[name]
+            print(f"{name:18} {parser.kind:7} {parser.doc}")
         return 0
     if not args.parser:
         cli.error("--parser is required (or --list)")
@@ -102,6 +113,3 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {count:5}  {reason}", file=sys.stderr)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""Budgeted search for a template family's best and worst variant (FormatSpread-style Thompson sampling).
+"""Budgeted search for a base template's best and worst variant (FormatSpread-style Thompson sampling).
 
 Evaluating every variant on every item costs variants x items model calls. Instead, with a budget of B
 evaluated items, each round draws an accuracy for every candidate variant from its Beta posterior
@@ -8,13 +8,13 @@ variants' estimates rest on the same items as far as each got. The result is the
 found (the worst and best variants' accuracies, each with a Beta credible interval), next to every
 variant tried and how many items it received.
 
-    python -m babeleval.search --params examples/formatspread.yaml --model tiny-llama --task belebele \\
-        --language hin_Deva --family formatspread --candidates 40 --budget 600 --batch 12
+    python -m babeleval search --params examples/formatspread.yaml --model tiny-llama --task belebele \\
+        --language hin_Deva --template formatspread --candidates 40 --budget 600 --batch 12
 
 The CLI renders prompts as the workflow does, answers them with the model's backend through the same
 response cache (``results/cache/<model>.sqlite``: prompts the workflow already ran are free, and prompts
 the search ran are free for the workflow), scores them with the task's family scorer, and writes
-``results/search/<model>/<task>/<language>/<family>.json``.
+``results/search/<model>/<task>/<language>/<base>.json``.
 """
 
 from __future__ import annotations
@@ -24,13 +24,28 @@ import hashlib
 import random
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
+from scipy.stats import beta
 
+from ..core import paths
 from ..core.errors import BabelevalError
+from ..core.jsonl import read_jsonl, write_json, write_jsonl
+from ..generate.backends import load_backend
+from ..generate.job import run as generate_run
+from ..grid import rules as grid_rules
+from ..grid.params import load_params
+from ..grid.resolve import decoding_for, prompt_record
+from ..prompts.render import requests_for
+from ..prompts.templates import load_template, template_fields
+from ..prompts.variants import declared_axes, sample_settings, variant_name
+from ..score import scorers
+from ..tasks import get_task
+from .show import task_rows
 
 CREDIBLE = 0.95
 
@@ -43,8 +58,6 @@ class Arm:
     evaluated: int = 0  # items of the shared order this variant has been scored on
 
     def credible(self, level: float = CREDIBLE) -> tuple[float, float]:
-        from scipy.stats import beta
-
         a, b = self.successes + 1, self.failures + 1
         return float(beta.ppf((1 - level) / 2, a, b)), float(beta.ppf(1 - (1 - level) / 2, a, b))
 
@@ -123,56 +136,29 @@ def _seed(*parts: object) -> int:
     return int.from_bytes(hashlib.sha256("\x1f".join(map(str, parts)).encode("utf-8")).digest()[:8], "big")
 
 
-def _candidate_requests(grid, task_name: str, language: str, family: str, candidates: int | None):
-    """The sampled variants of a template family: their names, templates and the requests of each."""
-    from ..prompts.render import build_requests
-    from ..grid.records import prompt_spec
-    from ..tasks import get_task
-    from ..prompts.templates import load_template, load_template_spec
-    from ..prompts.variants import declared_axes, sample_settings, variant_name
-
-    spec = grid.tasks[task_name]
-    task = get_task(task_name)
-    file_spec, path = load_template_spec(task_name, family)
-    axes = declared_axes(file_spec, path)
+def _candidate_requests(grid, task_name: str, language: str, base: str, candidates: int | None):
+    """The sampled variants of a base template: their names, templates and the requests of each."""
+    entry = grid.tasks[task_name]
+    fields, path = template_fields(task_name, base)
+    axes = declared_axes(fields, path)
     if not axes:
         raise BabelevalError(f"{path}: declares no 'variations' to search over")
-    names = [variant_name(family, point) for point in sample_settings(axes, candidates, grid.seed, task_name, family)]
+    names = [variant_name(base, point) for point in sample_settings(axes, candidates, grid.seed, task_name, base)]
     templates = {name: load_template(task_name, name) for name in names}
-    items = task.load(spec.source, language, options=spec.options)
-    # each candidate resolved by the workflow's own rules (babeleval.spec), as if it were in the grid
-    records = {name: prompt_spec(spec, name, language, grid.seed, template=t) for name, t in templates.items()}
-    pools: dict[tuple[str, str], list] = {}
-
-    def pool_for(record) -> list:
-        for key in ((lang, record.exemplar_part) for lang in record.exemplar_languages):
-            if key not in pools:
-                pools[key] = task.load(spec.source, key[0], part=key[1], options=spec.options)
-        return [row for lang in record.exemplar_languages for row in pools[lang, record.exemplar_part]]
-
-    requests = {name: build_requests(t, items, pool_for(records[name]), seed=records[name].seed,
-                                     limit=records[name].limit, shuffle_seed=records[name].shuffle_seed)
-                for name, t in templates.items()}
+    rows = task_rows(grid, task_name)
+    # each candidate resolved by the workflow's own rules (babeleval.grid.resolve), as if it were in the grid
+    requests = {name: requests_for(template, prompt_record(entry, name, language, grid.seed, template=template), rows)
+                for name, template in templates.items()}
     return names, templates, requests
 
 
-def run_search(params: str, model: str, task_name: str, language: str, family: str, candidates: int | None,
+def run_search(params: str, model: str, task_name: str, language: str, base: str, candidates: int | None,
                budget: int, batch: int, workdir: str | Path) -> dict:
-    import tempfile
-
-    from ..score import scorers
-    from ..generate.backends import load_backend
-    from ..grid.params import load_params
-    from ..generate.job import run as generate_run
-    from ..core.jsonl import read_jsonl, write_jsonl
-    from ..grid.records import decoding_for
-    from ..tasks import get_task
-
     grid = load_params(params)
     if model not in grid.models or task_name not in grid.tasks:
         raise BabelevalError(f"{params}: model '{model}' or task '{task_name}' is not in the grid")
     task = get_task(task_name)
-    names, templates, requests = _candidate_requests(grid, task_name, language, family, candidates)
+    names, templates, requests = _candidate_requests(grid, task_name, language, base, candidates)
     n_items = min(len(r) for r in requests.values())
     backend_holder: dict = {}
 
@@ -181,7 +167,7 @@ def run_search(params: str, model: str, task_name: str, language: str, family: s
             backend_holder["backend"] = load_backend(config, model_path)
         return backend_holder["backend"]
 
-    cache = f"results/cache/{model}.sqlite" if grid.cache_enabled else None
+    cache = paths.CACHE.format(model=model) if grid.cache_enabled else None
     counts = {"requests": 0, "cache_hits": 0, "computed": 0}
     tmp = Path(tempfile.mkdtemp(prefix="search-", dir=workdir))
 
@@ -189,7 +175,7 @@ def run_search(params: str, model: str, task_name: str, language: str, family: s
         template = templates[name]
         chosen = [requests[name][i] for i in indices]
         write_jsonl(tmp / "requests.jsonl", chosen)
-        done = generate_run(config=grid.models[model], model_path=grid.models[model].model_path(), mode=template.mode,
+        done = generate_run(config=grid.models[model], model_path=grid_rules.model_path(grid, model), mode=template.mode,
                             settings=decoding_for(template, grid.models[model], grid.decoding, grid.seed),
                             request_files={language: str(tmp / "requests.jsonl")},
                             output_files={language: str(tmp / "answers.jsonl")}, cache_path=cache,
@@ -201,43 +187,39 @@ def run_search(params: str, model: str, task_name: str, language: str, family: s
 
     try:
         result = thompson_search(names, n_items, evaluate, budget, batch,
-                                 _seed(grid.seed, model, task_name, language, family))
+                                 _seed(grid.seed, model, task_name, language, base))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return {"model": model, "task": task_name, "language": language, "family": family, "items": n_items,
+    return {"model": model, "task": task_name, "language": language, "base": base, "items": n_items,
             **result.summary(), "calls": counts}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m babeleval.search", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m babeleval search", description=__doc__.split("\n\n")[0])
     parser.add_argument("--params", default="params.yaml")
     parser.add_argument("--model", required=True)
     parser.add_argument("--task", required=True)
     parser.add_argument("--language", required=True)
-    parser.add_argument("--family", required=True, help="the template whose variations are searched")
+    parser.add_argument("--template", "--family", dest="base", required=True,
+                        help="the base template whose variants are searched (--family: its older name)")
     parser.add_argument("--candidates", type=int, default=None, help="variants drawn with the seed (default: all)")
     parser.add_argument("--budget", type=int, required=True, help="item evaluations to spend")
     parser.add_argument("--batch", type=int, default=10, help="items per round")
-    parser.add_argument("--out", default=None, help="default results/search/<model>/<task>/<language>/<family>.json")
+    parser.add_argument("--out", default=None, help=f"default {paths.SEARCH}")
     args = parser.parse_args(argv)
-    out = Path(args.out or f"results/search/{args.model}/{args.task}/{args.language}/{args.family}.json")
+    out = Path(args.out or paths.SEARCH.format(model=args.model, task=args.task, language=args.language, base=args.base))
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
-        summary = run_search(args.params, args.model, args.task, args.language, args.family, args.candidates,
+        summary = run_search(args.params, args.model, args.task, args.language, args.base, args.candidates,
                              args.budget, args.batch, out.parent)
     except BabelevalError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from ..core.jsonl import write_json
-
     write_json(out, summary)
     low, high = summary["interval"]
-    print(f"{args.family} on {args.task}/{args.language}: accuracy from {low:.3f} ({summary['worst']['variant']}) "
+    print(f"{args.base} on {args.task}/{args.language}: accuracy from {low:.3f} ({summary['worst']['variant']}) "
           f"to {high:.3f} ({summary['best']['variant']}) after {summary['spent']} of {summary['budget']} items "
           f"over {len(summary['tried'])} of {summary['candidates']} variants; model calls {summary['calls']}")
     print(f"wrote {out}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,12 +1,12 @@
 """Show the exact prompts a model will see for a (task, language, template).
 
-    python -m babeleval.show --task belebele --language jpn_Jpan --template paper -n 2
-    python -m babeleval.show --task belebele --language jpn_Jpan --template paper --spec --model tiny-llama
+    python -m babeleval show --task belebele --language jpn_Jpan --template paper -n 2
+    python -m babeleval show --task belebele --language jpn_Jpan --template paper --record --model tiny-llama
 
 Reads params.yaml (for the data source, seed and item limit) and the template
 file as they are now, so a template author sees the effect of an edit at once,
-without running the workflow. ``--spec`` prints the combination's resolved record
-instead (``babeleval.spec``: the one its scores file's provenance holds under ``spec``).
+without running the workflow. ``--record`` prints the combination's resolved record
+instead (``babeleval.grid.records``: the one its scores file's provenance holds under ``spec``).
 """
 
 from __future__ import annotations
@@ -14,55 +14,60 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 
 from ..grid.params import load_params
-from ..core.errors import BabelevalError
 from ..core.choices import LETTERS
-from ..prompts.render import build_requests
-from ..grid.records import prompt_spec
-from ..tasks import get_task
+from ..core.errors import BabelevalError
+from ..grid.resolve import prompt_record
+from ..prompts.render import requests_for
 from ..prompts.templates import load_template
+from ..tasks import get_task
 
 
 def resolved_for(params: str, task_name: str, language: str, template_name: str):
-    """The grid, the template and its prompt record (``babeleval.spec.PromptSpec``): the grid's own where the
+    """The grid, the template and its prompt record (``babeleval.prompts.record``): the grid's own where the
     combination is in the grid, else resolved by the same rules (another language, a variant not yet in it)."""
     grid = load_params(params)
     if task_name not in grid.tasks:
         raise BabelevalError(f"{params}: task '{task_name}' is not in the grid (tasks: {', '.join(grid.tasks)})")
-    spec = grid.tasks[task_name]
-    if template_name in spec.templates:
-        template = spec.templates[template_name]
+    entry = grid.tasks[task_name]
+    if template_name in entry.templates:
+        template = entry.templates[template_name]
     elif "~" in template_name:  # any variant of a template file can be previewed before it enters the grid
         template = load_template(task_name, template_name)
     else:
         raise BabelevalError(f"{params}: tasks.{task_name}.templates has no '{template_name}' "
-                             f"(templates: {', '.join(spec.templates)})")
+                             f"(templates: {', '.join(entry.templates)})")
     record = grid.prompts.get((task_name, language, template_name))
-    return grid, template, record or prompt_spec(spec, template_name, language, grid.seed, template=template)
+    return grid, template, record or prompt_record(entry, template_name, language, grid.seed, template=template)
 
 
 def render_for(params: str, task_name: str, language: str, template_name: str) -> list[dict]:
     grid, template, record = resolved_for(params, task_name, language, template_name)
-    spec, task = grid.tasks[task_name], get_task(task_name)
-    items = task.load(spec.source, language, options=spec.options)
-    pool = [row for lang in record.exemplar_languages
-            for row in (items if (lang, record.exemplar_part) == (language, "eval")
-                        else task.load(spec.source, lang, part=record.exemplar_part, options=spec.options))]
-    return build_requests(template, items, pool, seed=record.seed, limit=record.limit,
-                          shuffle_seed=record.shuffle_seed)
+    return requests_for(template, record, task_rows(grid, task_name))
 
 
-def spec_for(params: str, task_name: str, language: str, template_name: str, model: str | None) -> dict:
+def task_rows(grid, task_name: str):
+    """``rows(language, part)`` for ``requests_for``, read from the task's source, each part once."""
+    entry, task = grid.tasks[task_name], get_task(task_name)
+    loaded: dict[tuple[str, str], list[dict]] = {}
+
+    def rows(language: str, part: str) -> list[dict]:
+        if (language, part) not in loaded:
+            loaded[language, part] = task.load(entry.source, language, part=part, options=entry.options)
+        return loaded[language, part]
+    return rows
+
+
+def record_for(params: str, task_name: str, language: str, template_name: str, model: str | None) -> dict:
     """The combination's record with a model (as its scores file holds it), else the prompt record."""
     grid, _, record = resolved_for(params, task_name, language, template_name)
     if model is None:
-        return asdict(record)
-    if (model, task_name, language, template_name) not in grid.specs:
+        return record.as_json()
+    if (model, task_name, language, template_name) not in grid.records:
         raise BabelevalError(f"{params}: ({model}, {task_name}, {language}, {template_name}) is not a combination "
                              f"of the grid (models: {', '.join(grid.models)})")
-    return grid.spec(model, task_name, language, template_name).as_json()
+    return grid.record(model, task_name, language, template_name).as_json()
 
 
 def format_request(request: dict, number: int) -> str:
@@ -74,18 +79,19 @@ def format_request(request: dict, number: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m babeleval.show", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m babeleval show", description=__doc__.split("\n\n")[0])
     parser.add_argument("--task", required=True)
     parser.add_argument("--language", required=True)
     parser.add_argument("--template", required=True)
     parser.add_argument("-n", type=int, default=1, help="how many items (default 1)")
     parser.add_argument("--params", default="params.yaml")
-    parser.add_argument("--spec", action="store_true", help="print the resolved record instead of prompts")
-    parser.add_argument("--model", help="with --spec: the model whose combination record to print")
+    parser.add_argument("--record", "--spec", dest="record", action="store_true",
+                        help="print the resolved record instead of prompts (--spec: its older name)")
+    parser.add_argument("--model", help="with --record: the model whose combination record to print")
     args = parser.parse_args(argv)
     try:
-        if args.spec:
-            print(json.dumps(spec_for(args.params, args.task, args.language, args.template, args.model),
+        if args.record:
+            print(json.dumps(record_for(args.params, args.task, args.language, args.template, args.model),
                              indent=2, ensure_ascii=False))
             return 0
         requests = render_for(args.params, args.task, args.language, args.template)
@@ -96,6 +102,3 @@ def main(argv: list[str] | None = None) -> int:
         print(format_request(request, number), end="\n\n")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """Logging for workflow jobs: everything a job says goes to its Snakemake log file.
 
-A job that fails on a user's mistake (a :class:`~babeleval.errors.BabelevalError`:
+A job that fails on a user's mistake (a :class:`~babeleval.core.errors.BabelevalError`:
 bad data, a bad template, a backend that cannot do what was asked) logs one
 line, ``ERROR <message naming the file and row, line or key>``, with no
 traceback; any other exception is a bug and is logged with its traceback.

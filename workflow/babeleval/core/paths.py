@@ -31,6 +31,7 @@ SHARED_PREFIX_USAGE = "results/usage/{model}/{task}/shared_prefix/{base}.json"
 # kept between runs: each model's response cache, and the models the workflow builds
 CACHE = "results/cache/{model}.sqlite"
 BUILT_MODEL = "results/models/{builtin}"
+TINY_MODEL_CORPUS = "data/samples/belebele"  # the builtin model's tokenizer is trained on these files
 
 # aggregation and analysis
 LEADERBOARD_CSV = "results/leaderboard.csv"
@@ -44,6 +45,10 @@ REPORT = "results/report.html"
 VARIATION_TABLE = "results/tables/variation_{name}.csv"
 VARIATION_FIGURE = "results/plots/variation.png"
 VARIATION_SECTION = "results/analysis/variation.html"
+
+# the page template that makes `dvc plots` work offline (python -m babeleval dvc-plots; the Makefile names it
+# to DVC relative to .dvc/)
+OFFLINE_PLOTS_PAGE = ".dvc/tmp/offline_plots.html"
 
 # the budgeted variant search (python -m babeleval search)
 SEARCH = "results/search/{model}/{task}/{language}/{base}.json"

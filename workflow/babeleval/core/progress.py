@@ -1,7 +1,7 @@
 """Progress lines with a bar, rate and ETA for long steps:
 ``computed 96/900 [##------------------] 10%, 12.4/s, elapsed 0:08, ETA 1:05``.
 
-A job's log lines go to its log file and to the console (babeleval.joblog), so one line serves both: a whole
+A job's log lines go to its log file and to the console (babeleval.core.joblog), so one line serves both: a whole
 line per report, ASCII only and no carriage return, so a log file holds every report as it was shown. The
 caller reports where its work becomes durable (a committed chunk), so a line never claims more than is kept.
 """

@@ -9,64 +9,24 @@ message names the file and the key.
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 import yaml
 
-from ..core.errors import BabelevalError, ConfigError, DataError, TemplateError
-from ..score.parsers import PARSERS, get_parser
+from ..analysis.settings import AnalysisSettings
+from ..core import extensions
+from ..core.errors import ConfigError
 from ..generate.backends import BACKENDS, model_config, model_settings
 from ..generate.backends.config import ModelConfig
 from ..generate.preflight import check_model_location
-from .records import CombinationSpec, PromptSpec, prompt_spec, resolve
-from ..core import extensions
-from ..tasks import TASKS, get_task
-from ..tasks.families import Family, get_family
-from ..prompts.templates import Template, load_template
+from ..tasks import TASKS
+from .entries import task_entry
+from .records import Grid
+from .resolve import resolve
 
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "params.schema.yaml"
-
-
-@dataclass(frozen=True)
-class TaskSpec:
-    name: str
-    languages: tuple[str, ...]
-    templates: dict[str, Template]
-    source: dict[str, Any]
-    limit: int | None
-    options: dict[str, Any] = None  # task-specific keys (translation's partner, topics' count), defaults filled in
-    metric_options: dict[str, Any] = None  # settings metrics need (the FLORES-200 SentencePiece model path)
-
-
-@dataclass(frozen=True)
-class Grid:
-    seed: int
-    models: dict[str, ModelConfig]  # each entry typed by its backend (babeleval.generate.backends.config)
-    tasks: dict[str, TaskSpec]
-    decoding: dict[str, dict[str, Any]]
-    cache_enabled: bool
-    source_file: str
-    # the resolved records (babeleval.spec): (task, language, template) -> PromptSpec,
-    # (model, task, language, template) -> CombinationSpec
-    prompts: dict[tuple[str, str, str], PromptSpec] = field(default_factory=dict)
-    specs: dict[tuple[str, str, str, str], CombinationSpec] = field(default_factory=dict)
-
-    def spec(self, model: str, task: str, language: str, template: str) -> CombinationSpec:
-        return self.specs[model, task, language, template]
-
-    def prompt_spec(self, task: str, language: str, template: str) -> PromptSpec:
-        return self.prompts[task, language, template]
-
-    def combinations(self):
-        """Every (model, task, language, template) the grid asks for, in a stable order."""
-        for model in self.models:
-            for task in self.tasks.values():
-                for language in task.languages:
-                    for template in task.templates:
-                        yield model, task.name, language, template
 
 
 def read_params_file(path: str | Path = "params.yaml") -> dict[str, Any]:
@@ -164,9 +124,9 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
         more = f"\n  ... and {len(described) - 10} more" if len(described) > 10 else ""
         raise ConfigError(f"{source_file}: invalid configuration:\n  {lines}{more}")
 
-    models = {name: _model(name, entry, source_file, root) for name, entry in params["models"].items()}
-    tasks = {name: _task_spec(name, spec, params, source_file, root) for name, spec in params["tasks"].items()}
-    prompts, specs = resolve(models, tasks, params["decoding"], params["seed"])
+    models = {name: _model_config(name, entry, source_file, root) for name, entry in params["models"].items()}
+    tasks = {name: task_entry(name, entry, params, source_file, root) for name, entry in params["tasks"].items()}
+    prompts, records = resolve(models, tasks, params["decoding"], params["seed"])
     return Grid(
         seed=params["seed"],
         models=models,
@@ -174,12 +134,13 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
         decoding=params["decoding"],
         cache_enabled=params.get("cache", {}).get("enabled", True),
         source_file=source_file,
+        analysis=AnalysisSettings.from_params(params.get("analysis"), params["seed"]),
         prompts=prompts,
-        specs=specs,
+        records=records,
     )
 
 
-def _model(name: str, entry: dict[str, Any], source_file: str, root: str | Path) -> ModelConfig:
+def _model_config(name: str, entry: dict[str, Any], source_file: str, root: str | Path) -> ModelConfig:
     """A model entry typed by its backend's config, and what it points at checked."""
     try:
         config = model_config(entry)
@@ -187,159 +148,3 @@ def _model(name: str, entry: dict[str, Any], source_file: str, root: str | Path)
         raise ConfigError(f"{source_file}: models.{name}: {exc}") from None
     check_model_location(name, config, source_file, root)
     return config
-
-
-def _task_spec(name: str, spec: dict, params: dict, source_file: str, root: str | Path) -> TaskSpec:
-    task = get_task(name)
-    allowed = set(task.OPTIONS)
-    given = {key: spec[key] for key in spec if key not in _COMMON_TASK_KEYS}
-    unknown = sorted(set(given) - allowed)
-    if unknown:
-        hint = f"; task '{name}' takes: {', '.join(sorted(allowed))}" if allowed else f"; task '{name}' takes none"
-        raise ConfigError(f"{source_file}: tasks.{name}: unknown key{'s' if len(unknown) > 1 else ''} "
-                          f"{', '.join(unknown)} (common keys: {', '.join(sorted(_COMMON_TASK_KEYS))}{hint})")
-    options = {**task.OPTIONS, **given}
-    templates = _templates(task, spec, params, source_file, root)
-
-    source = spec["source"]
-    if source["kind"] == "local":
-        data_dir = Path(root) / source["path"]
-        if not data_dir.is_dir():
-            raise ConfigError(f"{source_file}: tasks.{name}.source.path: directory {data_dir} does not exist")
-    metric_options = {}
-    if params.get("metrics", {}).get("flores200_spm"):
-        metric_options["spm_model"] = str(Path(root) / params["metrics"]["flores200_spm"])
-    task_spec = TaskSpec(
-        name=name,
-        languages=tuple(spec["languages"]),
-        templates=templates,
-        source=source,
-        limit=spec.get("limit"),
-        options=options,
-        metric_options=metric_options,
-    )
-    if source["kind"] == "local":
-        missing = []
-        records = [prompt_spec(task_spec, template, language, params["seed"])
-                   for language in task_spec.languages for template in templates]
-        for language, part in sorted(local_parts(task_spec.languages, records), key=lambda pair: pair[0]):
-            try:
-                files = task.local_files(source, language, root, part=part, options=options)
-            except BabelevalError as exc:
-                raise ConfigError(f"{source_file}: tasks.{name}.languages: {exc}") from None
-            missing += [p for p in files if not Path(p).is_file()]
-        if missing:
-            raise ConfigError(f"{source_file}: tasks.{name}.languages: no data file for "
-                              f"{', '.join(str(p) for p in dict.fromkeys(missing))}")
-    return task_spec
-
-
-def _templates(task, spec: dict, params: dict, source_file: str, root: str | Path) -> dict[str, Template]:
-    """A task entry's templates (sampled variants included), each checked against the task's family,
-    the parsers and the decoding presets."""
-    from ..prompts.variants import check_variant, grid_template_names
-
-    name = task.NAME
-    templates = {}
-    for template_name in grid_template_names(name, spec, params["seed"], source_file, root):  # + sampled variants
-        try:
-            template = load_template(name, template_name, root)
-        except TemplateError as exc:
-            raise ConfigError(f"{source_file}: tasks.{name}.templates: {exc}") from None
-        where = f"{source_file}: tasks.{name}.templates: {template.path}"
-        if template.mode == "generate":
-            if template.parser not in PARSERS:
-                raise ConfigError(f"{where}: unknown parser '{template.parser}' (known: {', '.join(sorted(PARSERS))})")
-        problem = check_template(get_family(task.FAMILY), template)
-        if problem:
-            raise ConfigError(f"{where}: {problem}")
-        if template.mode == "generate":
-            if template.generation.decoding not in params["decoding"]:
-                raise ConfigError(f"{where}: decoding preset '{template.generation.decoding}' is not defined under "
-                                  f"'decoding' (defined: {', '.join(params['decoding'])})")
-        check_variant(template, task.FAMILY, spec["languages"], where)
-        templates[template_name] = template
-    return templates
-
-
-def local_parts(languages: tuple[str, ...], records: list[PromptSpec]) -> list[tuple[str, str]]:
-    """(language, part) of every data file a task's combinations read, as their prompt records say:
-    the evaluated rows of each language, then the exemplar pools."""
-    parts = {(language, "eval"): None for language in languages}
-    for record in records:
-        parts.update({(lang, record.exemplar_part): None for lang in record.exemplar_languages})
-    return list(parts)
-
-
-def check_local_data(grid: Grid, root: str | Path = ".") -> None:
-    """Read every local data file the grid uses, and render each template on a real item.
-
-    Called once at start-up by the workflow (before any job, so before any model
-    is built or loaded): a broken row, an empty file or invalid UTF-8 in a local
-    dataset, and a template that names a variable the items do not have, stop the
-    run here with the file and the row, line or key. Hub datasets cannot be read
-    without a download; their rows are checked by the prepare_data job, which every
-    generation job of that task waits for.
-    """
-    from ..prompts.fewshot import check_pool
-    from ..prompts.render import check_query, continuations, prompt_variables, target_variables
-
-    for task in grid.tasks.values():
-        if task.source["kind"] != "local":
-            continue
-        loader = get_task(task.name)
-        first_item = None
-        pools: dict[tuple[str, str], int] = {}  # rows exemplars can be drawn from, per (language, part)
-        records = [record for key, record in grid.prompts.items() if key[0] == task.name]
-        for language, part in local_parts(task.languages, records):
-            items = loader.load(task.source, language, root, part=part, options=task.options)  # DataError: file, row
-            if part == "eval":
-                first_item = first_item or (items[0] if items else None)
-            pools[language, part] = len(items)
-        if first_item is None:
-            raise DataError(f"{grid.source_file}: tasks.{task.name}: the local data has no items")
-        for name, template in task.templates.items():
-            pool_keys = {(lang, record.exemplar_part) for record in records if record.template == name
-                         for lang in record.exemplar_languages}
-            for language, part in sorted(pool_keys):
-                check_pool(template, pools[language, part], f"{task.name} {language}")
-            # Strict undefined variables: a misspelt field fails here, naming the template file and key.
-            variables = prompt_variables(first_item, template)
-            template.render_preamble(variables)
-            check_query(template, template.render_prompt(variables), first_item["id"])
-            template.render_target(target_variables(first_item, template))
-            if template.mode == "loglikelihood" and "choices" in first_item:
-                continuations(template, first_item)
-
-
-# What a template of a family and mode may report (its ``metrics:``): the defaults and what else the
-# family's scored records support. acc_norm needs log-likelihoods; accuracy means nothing for a translation.
-_CHOICE_METRICS = {"loglikelihood": ("acc", "acc_norm", "balanced_acc", "macro_f1"),
-                   "generate": ("acc", "balanced_acc", "macro_f1", "parse_failure_rate")}
-APPLICABLE_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
-    "multiple_choice": _CHOICE_METRICS,
-    "classification": _CHOICE_METRICS,
-    "extractive_qa": {"generate": ("exact_match", "f1", "acc", "parse_failure_rate")},
-    "translation": {"generate": ("bleu", "chrf", "parse_failure_rate")},
-    "math": {"generate": ("acc", "parse_failure_rate")},
-}
-
-
-def check_template(family: Family, template: Template) -> str | None:
-    """Why a template cannot serve a task of this family, or None."""
-    if template.mode not in family.modes:
-        return f"a {family.name} task cannot be scored in mode '{template.mode}'"
-    if template.mode == "generate":
-        kind = get_parser(template.parser).kind
-        if kind not in family.parser_kinds:
-            return (f"parser '{template.parser}' reads a {kind}; a {family.name} task needs one that reads "
-                    f"{' or '.join(family.parser_kinds)}")
-    allowed = APPLICABLE_METRICS[family.name][template.mode]
-    wrong = [name for name in template.metrics or () if name not in allowed]
-    if wrong:
-        return (f"metric{'s' if len(wrong) > 1 else ''} {', '.join(wrong)} cannot be computed for a {family.name} task "
-                f"in mode '{template.mode}' (it can report: {', '.join(allowed)})")
-    return None
-
-
-_COMMON_TASK_KEYS = {"languages", "templates", "source", "limit", "variants"}

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-SCORES = "results/scores/{model}/{task}/{language}/{template}.json"
-USAGE = "results/usage/{model}/{task}/{template}.json"
+from ..core import paths
+from ..core.progress import clock_text
+
 
 
 @dataclass
@@ -44,7 +45,7 @@ def collect(root: Path, combinations: Iterable[tuple[str, str, str, str]], start
     jobs = set()
     for combo in combinations:
         model, task, language, template = combo
-        path = root / SCORES.format(model=model, task=task, language=language, template=template)
+        path = root / paths.SCORES.format(model=model, task=task, language=language, template=template)
         if not path.exists():
             summary.missing.append(combo)
             continue
@@ -59,7 +60,7 @@ def collect(root: Path, combinations: Iterable[tuple[str, str, str, str]], start
         summary.items += int(scores.get("n", 0))
         jobs.add((model, task, template))
     for model, task, template in sorted(jobs):
-        path = root / USAGE.format(model=model, task=task, template=template)
+        path = root / paths.USAGE.format(model=model, task=task, template=template)
         if not path.exists() or path.stat().st_mtime < started:
             continue
         try:
@@ -78,8 +79,6 @@ def collect(root: Path, combinations: Iterable[tuple[str, str, str, str]], start
 
 
 def lines(summary: Summary, *, succeeded: bool, wall_seconds: float, log: str | None = None) -> list[str]:
-    from ..core.progress import clock_text
-
     total = len(summary.ran) + len(summary.reused) + len(summary.missing)
     out = [f"babeleval: run {'finished' if succeeded else 'FAILED'} in {clock_text(wall_seconds)}: "
            f"{total} combinations: {len(summary.ran)} run, {len(summary.reused)} reused (up to date), "
@@ -97,7 +96,7 @@ def lines(summary: Summary, *, succeeded: bool, wall_seconds: float, log: str | 
         out.append(f"  not scored: {shown}{more}")
     if succeeded:
         out.append("  next: results/leaderboard.md (tables), results/report.html (analysis), "
-                   "`python -m babeleval.compare` (against the last commit)")
+                   "`python -m babeleval compare` (against the last commit)")
     else:
         out.append(f"  next: the failed job's log (named above{'; Snakemake log: ' + log if log else ''}); "
                    "after a killed run: `snakemake --unlock`, then the same command again resumes "

@@ -8,11 +8,13 @@ generation settings' owner template (generate), the choices and the gold answer.
 from __future__ import annotations
 
 import random
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..core.errors import DataError, TemplateError
 from .fewshot import check_pool, first_exemplars, random_exemplars, stratified_exemplars
 from ..core.choices import LETTERS
+from ..tasks.base import EVAL
+from .record import PromptRecord
 from .templates import Template
 
 # Fields of an item that hold its gold answer in some form: never shown for the item asked about.
@@ -82,6 +84,17 @@ def shuffled(items: Sequence[dict[str, Any]], seed: int | None) -> list[dict[str
     if seed is not None:
         random.Random(seed).shuffle(items)
     return items
+
+
+def requests_for(template: Template, record: PromptRecord, rows: Callable[[str, str], Sequence[dict[str, Any]]]
+                 ) -> list[dict[str, Any]]:
+    """The requests of one (task, language, template) as its prompt record says, for the rendering job, ``show``
+    and ``search`` alike. ``rows(language, part)``: a part's items (from the prepared files in the job, from the
+    task's source in the command-line tools)."""
+    items = rows(record.language, EVAL)
+    pool = [row for language in record.exemplar_languages for row in rows(language, record.exemplar_part)]
+    return build_requests(template, items, pool, seed=record.seed, limit=record.limit,
+                          shuffle_seed=record.shuffle_seed)
 
 
 def build_requests(

@@ -139,15 +139,15 @@ def _check_format(fmt: str, args: Iterable[Any], kwargs: dict[str, Any]) -> None
         fields = list(string.Formatter().parse(fmt))
     except ValueError:
         return  # str.format raises the same error itself
-    for _, _, spec, _ in fields:
-        for number in re.findall(r"\d+", spec or ""):
+    for _, _, format_spec, _ in fields:
+        for number in re.findall(r"\d+", format_spec or ""):
             if int(number) > MAX_OUTPUT:
                 raise _too_big(f"a format width or precision of {number}")
     values = [*args, *kwargs.values()]
     for value in list(values):
         if isinstance(value, dict):  # format_map's mapping
             values.extend(value.values())
-    if any("{" in (spec or "") for _, _, spec, _ in fields):  # a width taken from another field
+    if any("{" in (format_spec or "") for _, _, format_spec, _ in fields):  # a width taken from another field
         _check_numbers(values, "a nested format width")
     if text_size(fmt) + sum(text_size(v) for v in values) > MAX_OUTPUT:
         raise _too_big("formatting")

@@ -19,7 +19,7 @@ order: JNLI's 含意/矛盾/中立); ``generation`` and ``parser`` (generate onl
 ``metrics`` (what to report, else the task family's defaults);
 ``description`` and ``reference`` (where the protocol comes from);
 ``layout`` and ``variations`` (a template family: its format as parts and the
-axes its variants vary, see ``babeleval.variants``). A name
+axes its variants vary, see ``babeleval.prompts.variants``). A name
 ``<template>~axis=value~...`` loads a variant of ``prompts/<task>/<template>.yaml``.
 
 Tasks of one family share a template by reference: a file holding ``use: <task>/<name>``
@@ -27,7 +27,7 @@ is that template, with only its own ``description`` and ``reference`` (the proto
 is the other task's, cited for this one), so no two files repeat one prompt.
 
 Templates render in Jinja's immutable sandbox with strict undefined
-variables (``babeleval.sandbox``): a template cannot reach Python internals,
+variables (``babeleval.prompts.sandbox``): a template cannot reach Python internals,
 read files or run code, every render has a time and output-size budget, and a
 misspelt variable is an error rather than an empty string.
 """
@@ -46,6 +46,7 @@ import yaml
 from ..core.errors import TemplateError
 from .sandbox import ENV as _ENV
 from .sandbox import RenderLimit, compile_template as _compile, render
+from . import variants
 
 PROMPTS_DIR = "prompts"
 MODES = ("loglikelihood", "generate")
@@ -94,7 +95,7 @@ class Template:
     fewshot: FewShot = field(default_factory=FewShot)
     generation: Generation = field(default_factory=Generation)
     sha256: str = ""
-    variant: Any = None  # babeleval.variants.Variant for a variant name (base~axis=value), else None
+    variant: variants.Variant | None = None  # a variant name's settings (base~axis=value), else None
     uses: Path | None = None  # the template file this one uses (``use: <task>/<name>``), else None
 
     def render_preamble(self, variables: dict[str, Any]) -> str:
@@ -134,27 +135,27 @@ def available_templates(task: str, root: str | Path = ".") -> list[str]:
     return sorted(p.stem for p in (Path(root) / PROMPTS_DIR / task).glob("*.yaml"))
 
 
-def load_template_spec(task: str, name: str, root: str | Path = ".") -> tuple[dict, Path]:
+def template_fields(task: str, name: str, root: str | Path = ".") -> tuple[dict, Path]:
     """The mapping in a template file (with the template it uses, if it uses one), and its path."""
-    return _read_spec(template_path(task, name, root), task, name, root)[:2]
+    return _read_fields(template_path(task, name, root), task, name, root)[:2]
 
 
-def _read_spec(path: Path, task: str, name: str, root: str | Path) -> tuple[dict, Path, bytes, Path | None]:
+def _read_fields(path: Path, task: str, name: str, root: str | Path) -> tuple[dict, Path, bytes, Path | None]:
     """The template's mapping, its path, the bytes its hash covers, and the file it uses (or None)."""
-    spec, raw = _read_file(path, task, name, root)
-    if "use" not in spec:
-        return spec, path, raw, None
-    used, used_spec, used_raw = _used_template(path, task, spec, root)
+    fields, raw = _read_file(path, task, name, root)
+    if "use" not in fields:
+        return fields, path, raw, None
+    used, used_fields, used_raw = _used_template(path, task, fields, root)
     # the hash covers both files: editing the used template changes every template that uses it
-    return {**used_spec, **{k: v for k, v in spec.items() if k != "use"}}, path, raw + b"\0" + used_raw, used
+    return {**used_fields, **{k: v for k, v in fields.items() if k != "use"}}, path, raw + b"\0" + used_raw, used
 
 
-def _used_template(path: Path, task: str, spec: dict, root: str | Path) -> tuple[Path, dict, bytes]:
+def _used_template(path: Path, task: str, fields: dict, root: str | Path) -> tuple[Path, dict, bytes]:
     """The template a ``use: <task>/<name>`` file refers to: of a task of the same family, using none itself."""
     from ..tasks import TASKS
 
-    _check_keys(path, "a template that uses another", spec, _USING_KEYS)
-    ref = spec["use"]
+    _check_keys(path, "a template that uses another", fields, _USING_KEYS)
+    ref = fields["use"]
     other_task, _, other_name = ref.partition("/") if isinstance(ref, str) else ("", "", "")
     if not other_name or other_task not in TASKS or other_task == task:
         raise TemplateError(f"{path}: 'use' must name another task's template as <task>/<name> "
@@ -163,10 +164,10 @@ def _used_template(path: Path, task: str, spec: dict, root: str | Path) -> tuple
         raise TemplateError(f"{path}: 'use: {ref}': a {TASKS[other_task].FAMILY} template cannot serve a "
                             f"{TASKS[task].FAMILY} task")
     used = template_path(other_task, other_name, root)
-    used_spec, used_raw = _read_file(used, other_task, other_name, root)
-    if "use" in used_spec:
+    used_fields, used_raw = _read_file(used, other_task, other_name, root)
+    if "use" in used_fields:
         raise TemplateError(f"{path}: 'use: {ref}': {used} uses another template itself; use that one directly")
-    return used, used_spec, used_raw
+    return used, used_fields, used_raw
 
 
 def _read_file(path: Path, task: str, name: str, root: str | Path) -> tuple[dict, bytes]:
@@ -175,68 +176,66 @@ def _read_file(path: Path, task: str, name: str, root: str | Path) -> tuple[dict
         raise TemplateError(f"{path}: no template '{name}' for task '{task}' (available: {known})")
     raw = path.read_bytes()
     try:
-        spec = yaml.safe_load(raw.decode("utf-8"))
+        fields = yaml.safe_load(raw.decode("utf-8"))
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise TemplateError(f"{path}: not a valid YAML file: {exc}") from None
-    if not isinstance(spec, dict):
+    if not isinstance(fields, dict):
         raise TemplateError(f"{path}: expected a mapping of template keys")
-    return spec, raw
+    return fields, raw
 
 
 def load_template(task: str, name: str, root: str | Path = ".") -> Template:
-    from . import variants
-
     base, settings = variants.split_name(name)
-    spec, path, raw, used = _read_spec(template_path(task, base, root), task, base, root)
+    fields, path, raw, used = _read_fields(template_path(task, base, root), task, base, root)
     digest = hashlib.sha256(raw).hexdigest()
-    if not settings and "layout" not in spec and "variations" not in spec:
-        return replace(_from_spec(task, name, path, spec, digest), uses=used)
-    spec, variant = variants.expand_spec(spec, settings, name, path)
+    if not settings and "layout" not in fields and "variations" not in fields:
+        return replace(_from_fields(task, name, path, fields, digest), uses=used)
+    fields, variant = variants.expand_fields(fields, settings, name, path)
     digest = hashlib.sha256(raw + b"\0" + name.encode("utf-8")).hexdigest()
-    return replace(_from_spec(task, name, path, spec, digest), variant=variant, uses=used)
+    return replace(_from_fields(task, name, path, fields, digest), variant=variant, uses=used)
 
 
-def _check_keys(path: Path, where: str, spec: dict, allowed: set[str]) -> None:
-    unknown = sorted(set(spec) - allowed)
+def _check_keys(path: Path, where: str, fields: dict, allowed: set[str]) -> None:
+    unknown = sorted(set(fields) - allowed)
     if unknown:
         raise TemplateError(f"{path}: unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
                             f" in {where} (allowed: {', '.join(sorted(allowed))})")
 
 
-def _require(path: Path, spec: dict, key: str, kind: type) -> Any:
-    if key not in spec:
+def _require(path: Path, fields: dict, key: str, kind: type) -> Any:
+    if key not in fields:
         raise TemplateError(f"{path}: missing required key '{key}'")
-    if not isinstance(spec[key], kind):
-        raise TemplateError(f"{path}: '{key}' must be a {kind.__name__}, got {type(spec[key]).__name__}")
-    return spec[key]
+    if not isinstance(fields[key], kind):
+        raise TemplateError(f"{path}: '{key}' must be a {kind.__name__}, got {type(fields[key]).__name__}")
+    return fields[key]
 
 
-def _from_spec(task: str, name: str, path: Path, spec: dict, digest: str) -> Template:
-    _check_keys(path, "the template", spec, _TOP_KEYS)
-    mode = _require(path, spec, "mode", str)
+def _from_fields(task: str, name: str, path: Path, fields: dict, digest: str) -> Template:
+    _check_keys(path, "the template", fields, _TOP_KEYS)
+    mode = _require(path, fields, "mode", str)
     if mode not in MODES:
         raise TemplateError(f"{path}: mode '{mode}' is not one of {', '.join(MODES)}")
-    prompt = _require(path, spec, "prompt", str)
-    target = _require(path, spec, "target", str)
+    prompt = _require(path, fields, "prompt", str)
+    target = _require(path, fields, "target", str)
 
-    fewshot = _fewshot(path, spec)
+    fewshot = _fewshot(path, fields)
 
-    continuation = spec.get("continuation")
-    parser = spec.get("parser")
-    preamble = spec.get("preamble", "")
+    continuation = fields.get("continuation")
+    parser = fields.get("parser")
+    preamble = fields.get("preamble", "")
     if not isinstance(preamble, str):
         raise TemplateError(f"{path}: 'preamble' must be a string")
-    choices = spec.get("choices")
+    choices = fields.get("choices")
     if choices is not None:
         if not isinstance(choices, list) or not choices or not all(isinstance(c, str) and c for c in choices):
             raise TemplateError(f"{path}: 'choices' must be a list of non-empty strings (one per class, in the task's label order)")
         choices = tuple(choices)
-    metrics = _metrics(path, spec)
-    generation = _generation(path, spec, mode, continuation, parser)
+    metrics = _metrics(path, fields)
+    generation = _generation(path, fields, mode, continuation, parser)
 
     template = Template(
         task=task, name=name, path=path, mode=mode, prompt=prompt, target=target,
-        description=str(spec.get("description", "")).strip(), reference=str(spec.get("reference", "")).strip(),
+        description=str(fields.get("description", "")).strip(), reference=str(fields.get("reference", "")).strip(),
         continuation=continuation, parser=parser, fewshot=fewshot, generation=generation, sha256=digest,
         preamble=preamble, choices=choices, metrics=metrics,
     )
@@ -246,12 +245,12 @@ def _from_spec(task: str, name: str, path: Path, spec: dict, digest: str) -> Tem
     return template
 
 
-def _fewshot(path: Path, spec: dict) -> FewShot:
-    fewshot_spec = spec.get("fewshot") or {}
-    if not isinstance(fewshot_spec, dict):
+def _fewshot(path: Path, fields: dict) -> FewShot:
+    fewshot_fields = fields.get("fewshot") or {}
+    if not isinstance(fewshot_fields, dict):
         raise TemplateError(f"{path}: 'fewshot' must be a mapping")
-    _check_keys(path, "'fewshot'", fewshot_spec, _FEWSHOT_KEYS)
-    fewshot = FewShot(**fewshot_spec)
+    _check_keys(path, "'fewshot'", fewshot_fields, _FEWSHOT_KEYS)
+    fewshot = FewShot(**fewshot_fields)
     if not isinstance(fewshot.n, int) or fewshot.n < 0:
         raise TemplateError(f"{path}: fewshot.n must be a whole number >= 0")
     if not isinstance(fewshot.allow_fewer, bool):
@@ -261,8 +260,8 @@ def _fewshot(path: Path, spec: dict) -> FewShot:
     return fewshot
 
 
-def _metrics(path: Path, spec: dict) -> tuple[str, ...] | None:
-    metrics = spec.get("metrics")
+def _metrics(path: Path, fields: dict) -> tuple[str, ...] | None:
+    metrics = fields.get("metrics")
     if metrics is not None:
         if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
             raise TemplateError(f"{path}: 'metrics' must be a list of metric names")
@@ -276,27 +275,27 @@ def _metrics(path: Path, spec: dict) -> tuple[str, ...] | None:
     return metrics
 
 
-def _generation(path: Path, spec: dict, mode: str, continuation: Any, parser: Any) -> Generation:
+def _generation(path: Path, fields: dict, mode: str, continuation: Any, parser: Any) -> Generation:
     """The generation settings of a generate template (defaults for a loglikelihood one), with the keys each mode refuses."""
     generation = Generation()
     if mode == "loglikelihood":
         if not isinstance(continuation, str):
             raise TemplateError(f"{path}: a loglikelihood template needs 'continuation' (the text scored for each choice)")
-        if parser is not None or "generation" in spec:
+        if parser is not None or "generation" in fields:
             raise TemplateError(f"{path}: 'parser' and 'generation' apply to generate templates only")
     else:
         if continuation is not None:
             raise TemplateError(f"{path}: 'continuation' applies to loglikelihood templates only")
         if not isinstance(parser, str):
             raise TemplateError(f"{path}: a generate template needs 'parser' (the name of an answer parser)")
-        gen_spec = _require(path, spec, "generation", dict)
-        _check_keys(path, "'generation'", gen_spec, _GENERATION_KEYS)
-        stop = gen_spec.get("stop", [])
+        generation_fields = _require(path, fields, "generation", dict)
+        _check_keys(path, "'generation'", generation_fields, _GENERATION_KEYS)
+        stop = generation_fields.get("stop", [])
         if not isinstance(stop, list) or not all(isinstance(s, str) and s for s in stop):
             raise TemplateError(f"{path}: generation.stop must be a list of non-empty strings")
         generation = Generation(
-            decoding=gen_spec.get("decoding", "greedy"),
-            max_new_tokens=gen_spec.get("max_new_tokens", 32),
+            decoding=generation_fields.get("decoding", "greedy"),
+            max_new_tokens=generation_fields.get("max_new_tokens", 32),
             stop=tuple(stop),
         )
         if not isinstance(generation.max_new_tokens, int) or generation.max_new_tokens < 1:

@@ -47,7 +47,7 @@ from typing import Any, Callable, Sequence
 import yaml
 
 from ..core.choices import LETTERS
-from ..core.errors import ConfigError, TemplateError
+from ..core.errors import TemplateError
 
 PHRASES_FILE = Path(__file__).resolve().parent / "instruction_phrases.yaml"
 
@@ -87,6 +87,16 @@ _FIXED_VALUES = {"enum": ("upper", "lower", "num", "native"), "sep": tuple(SEPAR
                  "choice": tuple(CHOICE_FORMATS), "space": tuple(SPACES), "case": CASES, "instr": INSTRUCTIONS}
 
 
+def base_name(name: str) -> str:
+    """The base template a template name belongs to: itself, or the template a variant was made from. A base
+    template and its variants in a grid form a variant set, named after the base."""
+    return name.split(NAME_SEPARATOR)[0]
+
+
+def is_variant(name: str) -> bool:
+    return NAME_SEPARATOR in name
+
+
 def split_name(name: str) -> tuple[str, dict[str, str]]:
     """``base~axis=value~...`` -> (base, {axis: value}); the grammar only, values are checked later."""
     base, *parts = name.split(NAME_SEPARATOR)
@@ -120,19 +130,18 @@ def check_value(axis: str, value: str, where: str) -> None:
         raise TemplateError(f"{where}: unknown variation axis '{axis}' (axes: {', '.join(AXES)})")
 
 
-def canonical_settings(spec: dict, settings: dict[str, str], name: str, path: Path) -> dict[str, str]:
+def canonical_settings(fields: dict, settings: dict[str, str], name: str, path: Path) -> dict[str, str]:
     """The settings of a variant name, checked against the template; an equivalent non-canonical name is refused."""
     where = f"{path}: variant '{name}'"
-    layout = "layout" in spec
+    layout = "layout" in fields
     for axis, value in settings.items():
         check_value(axis, value, where)
         if axis in LAYOUT_AXES and not layout:
             raise TemplateError(f"{where}: axis '{axis}' rewrites a template's format and needs a 'layout' "
                                 f"(this template has a fixed prompt text; it takes {', '.join(ANY_AXES)})")
-    defaults = {**DEFAULTS, "shots": str((spec.get("fewshot") or {}).get("n", 0))}
+    defaults = {**DEFAULTS, "shots": str((fields.get("fewshot") or {}).get("n", 0))}
     kept = {axis: value for axis, value in settings.items() if value != defaults[axis]}
-    base = name.split(NAME_SEPARATOR)[0]
-    canonical = variant_name(base, kept)
+    canonical = variant_name(base_name(name), kept)
     if canonical != name:
         raise TemplateError(f"{where}: write it as '{canonical}' (default settings are left out and axes come in "
                             f"the order {', '.join(AXES)}), so that one variant has one name")
@@ -316,35 +325,35 @@ def _layout_text(layout: dict, settings: dict[str, str], mode: str) -> dict[str,
     return text
 
 
-def expand_spec(spec: dict, settings: dict[str, str], name: str, path: Path) -> tuple[dict, Variant]:
-    """A template file's spec with a variant's settings applied: a plain template spec and the Variant."""
-    kept = canonical_settings(spec, settings, name, path)
-    out = {key: value for key, value in spec.items() if key not in ("variations", "layout")}
+def expand_fields(fields: dict, settings: dict[str, str], name: str, path: Path) -> tuple[dict, Variant]:
+    """A template file's fields with a variant's settings applied: a plain template fields and the Variant."""
+    kept = canonical_settings(fields, settings, name, path)
+    out = {key: value for key, value in fields.items() if key not in ("variations", "layout")}
     labels: tuple = ()
-    if "layout" in spec:
-        if "prompt" in spec or "target" in spec or "continuation" in spec:
+    if "layout" in fields:
+        if "prompt" in fields or "target" in fields or "continuation" in fields:
             raise TemplateError(f"{path}: a template with a 'layout' has its prompt, target and continuation "
                                 "generated from it; remove those keys")
-        labels = _layout_labels(spec["layout"], path)
-        out.update(_layout_text(spec["layout"], kept, spec.get("mode", "")))
+        labels = _layout_labels(fields["layout"], path)
+        out.update(_layout_text(fields["layout"], kept, fields.get("mode", "")))
     if "shots" in kept:
-        out["fewshot"] = {**(spec.get("fewshot") or {}), "n": int(kept["shots"])}
-    if "variations" in spec:
-        declared_axes(spec, path)  # a misspelt axis in the file is an error even when the name does not use it
+        out["fewshot"] = {**(fields.get("fewshot") or {}), "n": int(kept["shots"])}
+    if "variations" in fields:
+        declared_axes(fields, path)  # a misspelt axis in the file is an error even when the name does not use it
     return out, Variant(settings=tuple(sorted(kept.items(), key=lambda kv: AXES.index(kv[0]))), layout_labels=labels)
 
 
-def declared_axes(spec: dict, path: Path) -> dict[str, list[str]]:
+def declared_axes(fields: dict, path: Path) -> dict[str, list[str]]:
     """The values each axis of the file's ``variations:`` may take, checked; the default first."""
-    declared = spec.get("variations") or {}
+    declared = fields.get("variations") or {}
     if not isinstance(declared, dict):
         raise TemplateError(f"{path}: 'variations' must map axis names to lists of values")
-    shots_default = str((spec.get("fewshot") or {}).get("n", 0))
+    shots_default = str((fields.get("fewshot") or {}).get("n", 0))
     out = {}
     for axis, values in declared.items():
         if axis not in AXES:
             raise TemplateError(f"{path}: variations: unknown axis '{axis}' (axes: {', '.join(AXES)})")
-        if axis in LAYOUT_AXES and "layout" not in spec:
+        if axis in LAYOUT_AXES and "layout" not in fields:
             raise TemplateError(f"{path}: variations.{axis} needs a 'layout' (the template's format as parts)")
         if not isinstance(values, list) or not values:
             raise TemplateError(f"{path}: variations.{axis} must be a non-empty list of values")
@@ -396,86 +405,3 @@ def sample_settings(axes: dict[str, list[str]], k: int | None, seed: int, *key: 
         if not skip(_point(index, names, axes)):
             chosen.append(index)
     return [_point(index, names, axes) for index in sorted(chosen)]
-
-
-def grid_template_names(task: str, spec: dict, seed: int, source_file: str, root: str | Path = ".") -> list[str]:
-    """The template names a task of the grid evaluates: its ``templates`` then the variants its ``variants`` ask for.
-
-    ``variants: {<template>: {sample: k | all, axes: {axis: [values]}}}`` draws k variants of a template
-    besides the ones listed in ``templates`` (the same k for every language, so that variants are crossed
-    with languages and models), from the file's ``variations`` or the axes given here.
-    """
-    from .templates import load_template_spec
-
-    names = list(spec["templates"])
-    for base, request in (spec.get("variants") or {}).items():
-        where = f"{source_file}: tasks.{task}.variants.{base}"
-        if NAME_SEPARATOR in base:
-            raise ConfigError(f"{where}: name the base template (without ~settings)")
-        try:
-            file_spec, path = load_template_spec(task, base, root)
-            axes = declared_axes(file_spec, path)
-            if "axes" in request:
-                axes = declared_axes({**file_spec, "variations": request["axes"]}, path)
-        except TemplateError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
-        if not axes:
-            raise ConfigError(f"{where}: {path} declares no 'variations' and none are given under 'axes'")
-        k = None if request.get("sample", "all") == "all" else int(request["sample"])
-        listed = set(names)
-        for point in sample_settings(axes, k, seed, task, base, skip=lambda p: variant_name(base, p) in listed):
-            name = variant_name(base, point)
-            if name not in names:
-                names.append(name)
-    return names
-
-
-def check_variant(template, family: str, languages: Sequence[str], where: str) -> None:
-    """What a variant needs from its task: choices of its own to reorder, phrases in every language."""
-    variant = getattr(template, "variant", None)
-    if variant is None:
-        return
-    if variant.get("order") != "orig" and (family != "multiple_choice" or template.choices is not None):
-        # per-item permutations would scramble class indices, which balanced accuracy and macro-F1 count by
-        raise ConfigError(f"{where}: variant {template.name}: 'order' permutes each item's own answer choices; a "
-                          f"{family} task{' with label words' if template.choices is not None else ''} has classes "
-                          "in a fixed order: leave 'order' out")
-    if variant.get("instr") != "tgt":
-        return
-    missing = [language for language in languages if language not in phrase_table()]
-    if missing:
-        raise ConfigError(f"{where}: variant {template.name} (instr=tgt) needs phrases for {', '.join(missing)} in "
-                          f"{PHRASES_FILE}; add them there, or leave instr=tgt out for this task")
-
-
-# -- one job for a family's log-likelihood variants (shared prefixes, one model load) -------------------------
-
-
-def shared_prefix_families(grid, task: str) -> dict[str, list[str]]:
-    """family -> its log-likelihood templates in the grid, where two or more share the family's prefixes.
-
-    Their requests go through one backend call (workflow/rules/variation.smk), so the hf scorer's token tree
-    stores a passage and question that several variants show once; each variant's own generation job then
-    finds its answers in the response cache. Only for the cache-enabled grid.
-    """
-    if not grid.cache_enabled:
-        return {}
-    members: dict[str, list[str]] = {}
-    for name, template in grid.tasks[task].templates.items():
-        if template.mode == "loglikelihood":
-            members.setdefault(name.split(NAME_SEPARATOR)[0], []).append(name)
-    return {family: names for family, names in members.items()
-            if len(names) > 1 and any(NAME_SEPARATOR in n for n in names)}
-
-
-def shared_prefix_family(grid, task: str, template: str) -> str | None:
-    """The family whose shared-prefix job answers this (task, template), if any, for a model whose backend
-    answers shared prefixes in one call (the backend registry says which: workflow/rules/common.smk asks it)."""
-    family = template.split(NAME_SEPARATOR)[0]
-    return family if template in shared_prefix_families(grid, task).get(family, []) else None
-
-
-def shared_prefix_pairs(task, templates: Sequence[str], prompts_pattern: str) -> list[tuple[str, str]]:
-    """(label, prompts file) of every (template, language) a shared-prefix job answers, in one order."""
-    return [(f"{template}/{language}", prompts_pattern.format(task=task.name, language=language, template=template))
-            for template in templates for language in task.languages]

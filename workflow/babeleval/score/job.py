@@ -1,7 +1,7 @@
 """Parse and score one (model, task, language, template): generations in, per-item records and metrics out.
 
 CPU only. How a record is read and judged depends on the task's family
-(``babeleval.families``); which metrics are reported on the template (its
+(``babeleval.score.scorers``); which metrics are reported on the template (its
 ``metrics:``, else the family's defaults). Metrics are computed over all the
 records of the combination, so corpus metrics (BLEU, chrF, macro-F1,
 balanced accuracy) are corpus metrics. A response a parser cannot read is a
@@ -28,7 +28,7 @@ def score_combination(records: list[dict[str, Any]], template: Template, family:
                       ) -> tuple[list[dict], dict[str, float], dict[str, str]]:
     """Per-item raw records (the generation plus what scoring made of it), the metrics and their signatures.
 
-    ``metric_names``: the metrics of the combination's resolved record (``babeleval.spec``); without one,
+    ``metric_names``: the metrics of the combination's resolved record (``babeleval.grid.records``); without one,
     the template's (its ``metrics:``, else the family's defaults). ``on_scored``: called with the number of
     records scored so far after each one (a progress line for a large task).
     """
@@ -42,27 +42,6 @@ def score_combination(records: list[dict[str, Any]], template: Template, family:
     metrics, signatures = compute_all(names, scored, **(metric_options or {}))
     signatures.update(scorers.signatures(family, names))
     return scored, metrics, signatures
-
-
-def metric_options_for(spec: Any, language: str) -> dict[str, Any]:
-    """A task's metric settings (``config.TaskSpec``) for one language, plus a translation's target language
-    (BLEU's tokenizer depends on it: ``babeleval.bleu_tokenizers``)."""
-    from ..tasks import get_task
-
-    options = dict(spec.metric_options or {})
-    task = get_task(spec.name)
-    if task.FAMILY == "translation":
-        options["target_language"] = language if task.DIRECTION == "to" else (spec.options or {})["partner"]
-    return options
-
-
-def score_records(records: list[dict[str, Any]], mode: str, parser_name: str | None) -> tuple[list[dict], dict]:
-    """A multiple-choice combination scored with the family defaults (the interface of the first version)."""
-    from pathlib import Path
-
-    template = Template(task="", name="", path=Path("-"), mode=mode, prompt="", target="", parser=parser_name)
-    scored, metrics, _ = score_combination(records, template, "multiple_choice")
-    return scored, metrics
 
 
 def check_records(records: list[dict[str, Any]], where: str, template: Template, family: str) -> None:
@@ -90,7 +69,7 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
                 provenance: dict[str, Any] | None = None) -> dict[str, Any]:
     """Score one generations file: write the per-item raw records and the scores summary.
 
-    With ``provenance`` (``babeleval.provenance.for_scores``), the family and metrics are its resolved record's.
+    With ``provenance`` (``babeleval.score.provenance.for_scores``), the family and metrics are its resolved record's.
     """
     from ..tasks import get_task
 
@@ -120,7 +99,7 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
         "family": family,
         "settings": first.get("settings"),
         "model_fingerprint": first.get("model_fingerprint"),
-        **({"provenance": provenance} if provenance is not None else {}),  # babeleval.provenance.for_scores
+        **({"provenance": provenance} if provenance is not None else {}),  # babeleval.score.provenance.for_scores
     }
     if template.fewshot.n:
         summary["fewshot"] = fewshot_shown(template, scored)

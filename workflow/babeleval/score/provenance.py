@@ -27,7 +27,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..prompts.record import PromptRecord
 from ..prompts.templates import load_template
+from ..tasks import get_task
+from ..tasks.base import is_local
 
 # Distributions whose versions can change a number: the package itself, model and data libraries,
 # the API client, and the tools that ran the grid. Those not installed are recorded as null.
@@ -97,15 +100,10 @@ def git_state(root: str | Path = ".") -> dict[str, Any]:
 
 def _official_files(task: str, task_config: dict[str, Any], language: str, part: str,
                     root: str | Path) -> list[Path]:
-    """The official files a local source reads for one language and part, as the task's loader names them."""
-    source = task_config["source"]
-    if source.get("kind") != "local":
-        return []
-    from ..tasks import get_task
-
+    """The official files a source reads for one language and part, as the task names them (none for the hub)."""
     loader = get_task(task)
-    options = loader.options({k: v for k, v in task_config.items() if k in loader.OPTIONS})
-    return [Path(p) for p in loader.local_files(source, language, root, part=part, options=options)]
+    options = {k: v for k, v in task_config.items() if k in loader.OPTIONS}
+    return loader.files(task_config["source"], language, root, part=part, options=options)
 
 
 def dataset_provenance(task: str, task_config: dict[str, Any], reads: Iterable[tuple[str, str]],
@@ -113,13 +111,13 @@ def dataset_provenance(task: str, task_config: dict[str, Any], reads: Iterable[t
     """Where the items came from: the source as configured, and hashes of what was actually read.
 
     ``reads``: the (language, part) pairs the combination read, ``prepared_files`` the prepared items its
-    prompts were rendered from, both as its resolved record (``babeleval.spec``) names them. Local sources:
+    prompts were rendered from, both as its resolved record (``babeleval.prompts.record``) names them. Local sources:
     sha256 of each official file read. Hub sources: dataset id and the revision asked for (``pinned`` is
     false when none was, since a branch moves). Either way the prepared items are hashed too.
     """
     source = task_config["source"]
     out: dict[str, Any] = {"source": source}
-    if source.get("kind") != "local":
+    if not is_local(source):
         out["revision"] = source.get("revision")
         out["pinned"] = source.get("revision") is not None
     files: dict[str, str] = {}
@@ -137,7 +135,7 @@ def dataset_provenance(task: str, task_config: dict[str, Any], reads: Iterable[t
     for path in sorted(base / name for name in set(prepared_files)):
         if path.is_file():
             prepared[_relative(path, base)] = file_sha256(path)
-    if source.get("kind") == "local":
+    if is_local(source):
         out["files_sha256"] = files
     out["prepared_sha256"] = prepared
     return out
@@ -164,14 +162,14 @@ def for_scores(*, config: dict[str, Any], model: str, task: str, language: str, 
     """Everything that produced the scores of one (model, task, language, template).
 
     ``config`` is the workflow's configuration (params.yaml as Snakemake loaded it); ``resolved`` the
-    combination's resolved record (``babeleval.spec.CombinationSpec.as_json``), recorded as it is;
+    combination's resolved record (``babeleval.grid.records.CombinationRecord.as_json``), recorded as it is;
     ``generations`` and ``prompts`` are the files the scores were computed from.
     """
     record = _first_record(generations)
-    spec = load_template(task, template, root)
+    template_file = load_template(task, template, root)
     task_config = config["tasks"][task]
-    pool = resolved["prompts"]
-    reads = [(language, "eval")] + [(lang, pool["exemplar_part"]) for lang in pool["exemplar_languages"]]
+    prompts_record = PromptRecord.from_json(resolved["prompts"])
+    plan = prompts_record.fewshot
     files = {"generations_sha256": file_sha256(generations)}
     if prompts is not None:
         files["prompts_sha256"] = file_sha256(prompts)
@@ -185,19 +183,20 @@ def for_scores(*, config: dict[str, Any], model: str, task: str, language: str, 
         "dataset": {
             "task": task,
             "language": language,
-            "exemplar_languages": pool["exemplar_languages"],
-            **dataset_provenance(task, task_config, reads, [pool["data"], *pool["exemplar_files"]], root),
+            "exemplar_languages": list(prompts_record.exemplar_languages),
+            **dataset_provenance(task, task_config, prompts_record.reads(),
+                                 [prompts_record.data, *prompts_record.exemplar_files], root),
             "limit": task_config.get("limit"),
         },
         "template": {
             "task": task,
             "name": template,
-            "path": _relative(spec.path, Path(root)),
-            "sha256": spec.sha256,
-            "mode": spec.mode,
-            "fewshot": {"n": spec.fewshot.n, "sampler": spec.fewshot.sampler, "language": spec.fewshot.language},
+            "path": _relative(template_file.path, Path(root)),
+            "sha256": template_file.sha256,
+            "mode": template_file.mode,
+            "fewshot": {"n": plan.n, "sampler": plan.sampler, "language": plan.language},
         },
-        "fewshot_seed": pool["seed"],
+        "fewshot_seed": prompts_record.seed,
         "decoding": record.get("settings"),
         "spec": resolved,
         **files,

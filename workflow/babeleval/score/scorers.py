@@ -36,12 +36,12 @@ def score_choice(record: dict[str, Any], template: Template) -> dict[str, Any]:
         return {"prediction": pred, "prediction_norm": pred_norm, "parsed": True, "parse_error": None,
                 "gold": record["continuations"][answer].strip(),
                 "correct": pred == answer, "correct_norm": pred_norm == answer}
-    spec = get_parser(template.parser)
+    parser = get_parser(template.parser)
     response = record.get("response")
-    if spec.kind == "letter" and template.variant is not None:  # the variant's enumerators read as A, B, C ...
+    if parser.kind == "letter" and template.variant is not None:  # the variant's enumerators read as A, B, C ...
         response = template.variant.bound(record["language"]).to_letters(response, len(choices))
     parsed = parse(template.parser, response, n_choices=len(choices), labels=choices, language=record.get("language"))
-    if spec.kind == "letter":
+    if parser.kind == "letter":
         gold = LETTERS[answer]
         prediction = LETTERS.index(parsed.answer) if parsed.ok else None
     else:

@@ -17,42 +17,29 @@ from typing import Any
 
 from ..core.errors import DataError
 from .base import Task
-from .sources import read_hub, read_local_jsonl
+from .sources import read_local_jsonl
 from .validate import check_unique, require_fields, require_text
 
 FIELDS = ("link", "question_number", "flores_passage", "question",
           "mc_answer1", "mc_answer2", "mc_answer3", "mc_answer4", "correct_answer_num")
-HF_SPLIT = "test"
 
 
 class Belebele(Task):
-    """Exemplars come from the evaluated rows (of the template's fewshot language): no ``FEWSHOT_PART``."""
+    """Exemplars come from the evaluated rows (of the template's fewshot language): no ``FEWSHOT_PART``.
+    Local: ``<path>/<language>.jsonl``; hub: the language's config, split ``test``."""
 
     NAME = "belebele"
     FAMILY = "multiple_choice"
 
-    def local_files(self, source: dict[str, Any], language: str, root: str | Path = ".", part: str = "eval",
-                    options: dict[str, Any] | None = None) -> list[Path]:
-        return [_local_file(source, language, root)]
+    def local_files(self, source, language, root, split, options):
+        return [Path(root) / source["path"] / f"{language}.jsonl"]
 
-    def load(self, source: dict[str, Any], language: str, root: str | Path = ".", part: str = "eval",
-             options: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Canonical items of one language, in dataset order."""
-        if source["kind"] == "local":
-            path = _local_file(source, language, root)
-            rows, where = read_local_jsonl(path, language), str(path)
-        else:
-            rows, where = read_hub(source, language, source.get("split", HF_SPLIT), language)
-        return _to_items(rows, language, where)
+    def read_local(self, files, language, split):
+        return read_local_jsonl(files[0], language)
 
-
-def _local_file(source: dict[str, Any], language: str, root: str | Path = ".") -> Path:
-    return Path(root) / source["path"] / f"{language}.jsonl"
-
-
-def _to_items(rows: list[dict[str, Any]], language: str, where: str) -> list[dict[str, Any]]:
-    items = [_to_item(row, language, f"{where}: row {number}") for number, row in enumerate(rows, start=1)]
-    return check_unique(items, where, what="item (link, question_number)")
+    def items(self, rows, language, where, options):
+        items = [_to_item(row, language, f"{where}: row {number}") for number, row in enumerate(rows, start=1)]
+        return check_unique(items, where, what="item (link, question_number)")
 
 
 def _to_item(row: dict[str, Any], language: str, where: str) -> dict[str, Any]:

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import DataError
-from .base import Task
-from .sources import read_hub, read_json_records, read_text
+from .base import EVAL, FEWSHOT, Task
+from .sources import read_text
 from .validate import check_unique, label_index, require_fields, require_list, require_text, shown
 
 JAPANESE = ("jpn_Jpan",)
@@ -45,29 +45,19 @@ class JGLUETask(Task):
     EVAL_SHUFFLE_SEED = 42
     LANGUAGES = JAPANESE
     HF_CONFIG = ""
-    SPLITS = {"local": {"eval": "valid", "fewshot": "train"}, "hf": {"eval": "validation", "fewshot": "train"}}
+    SPLITS = {"local": {EVAL: "valid", FEWSHOT: "train"}, "hf": {EVAL: "validation", FEWSHOT: "train"}}
 
-    def _local_path(self, source: dict[str, Any], split: str, root: str | Path) -> Path:
+    def local_files(self, source, language, root, split, options):
         directory = Path(root) / source["path"]
         found = sorted(directory.glob(f"{split}-v*.json")) or sorted(directory.glob(f"{split}.json"))
         if not found:
             raise DataError(f"{directory}: no file for split '{split}' (looked for {split}-v*.json, {split}.json)")
-        return found[-1]
+        return [found[-1]]
 
-    def local_files(self, source, language, root=".", part="eval", options=None):
-        self.check_language(language)
-        return [self._local_path(source, self.split(source, part, self.SPLITS), root)]
+    def hub_config(self, language, options):
+        return self.HF_CONFIG
 
-    def rows(self, source, language, root, part) -> tuple[list[dict[str, Any]], str]:
-        self.check_language(language)
-        split = self.split(source, part, self.SPLITS)
-        if source["kind"] == "local":
-            path = self._local_path(source, split, root)
-            return read_json_records(path, f"{self.NAME} {split}"), str(path)
-        return read_hub(source, source.get("config", self.HF_CONFIG), split, language)
-
-    def load(self, source, language, root=".", part="eval", options=None):
-        rows, where = self.rows(source, language, root, part)
+    def items(self, rows, language, where, options):
         items = [self.to_item(row, language, f"{where}: row {n}", n) for n, row in enumerate(rows, start=1)]
         return check_unique(items, where)
 
@@ -168,7 +158,10 @@ def squad_rows(document: Any, where: str) -> list[dict[str, Any]]:
 class SQuADTask(JGLUETask):
     FAMILY = "extractive_qa"
 
-    def read_local(self, path: Path) -> list[dict[str, Any]]:
+    def read_local(self, files, language, split):
+        return [row for path in files for row in self.read_squad(path)]
+
+    def read_squad(self, path: Path) -> list[dict[str, Any]]:
         text = read_text(path)
         if not text.strip():
             raise DataError(f"{path}: the file is empty (no {self.NAME} rows)")
@@ -181,14 +174,7 @@ class SQuADTask(JGLUETask):
             raise DataError(f"{path}: no questions in the file")
         return rows
 
-    def load(self, source, language, root=".", part="eval", options=None):
-        self.check_language(language)
-        if source["kind"] == "local":
-            files = self.local_files(source, language, root, part)
-            rows = [row for path in files for row in self.read_local(path)]
-            where = str(files[0]) if len(files) == 1 else f"{files[0].parent}/*.json"
-        else:
-            rows, where = self.rows(source, language, root, part)
+    def items(self, rows, language, where, options):
         items, places = [], []
         for number, row in enumerate(rows, start=1):
             places.append(row.pop("_where", f"{where}: row {number}").removeprefix(f"{where}: "))
@@ -218,23 +204,14 @@ class JSQuAD(SQuADTask):
 
 class JaQuAD(SQuADTask):
     NAME = "jaquad"
-    SPLITS = {"local": {"eval": "dev", "fewshot": "train"}, "hf": {"eval": "validation", "fewshot": "train"}}
+    SPLITS = {"local": {EVAL: "dev", FEWSHOT: "train"}, "hf": {EVAL: "validation", FEWSHOT: "train"}}
 
-    def _local_path(self, source, split, root):  # pragma: no cover - JaQuAD uses _local_paths
-        return self._local_paths(source, split, root)[0]
-
-    def _local_paths(self, source: dict[str, Any], split: str, root: str | Path) -> list[Path]:
+    def local_files(self, source, language, root, split, options):
         directory = Path(root) / source["path"]
         found = sorted((directory / split).glob("*.json")) or sorted(directory.glob(f"{split}.json"))
         if not found:
             raise DataError(f"{directory}: no file for split '{split}' (looked for {split}/*.json, {split}.json)")
         return found
 
-    def local_files(self, source, language, root=".", part="eval", options=None):
-        self.check_language(language)
-        return self._local_paths(source, self.split(source, part, self.SPLITS), root)
-
-    def rows(self, source, language, root, part):
-        self.check_language(language)
-        split = self.split(source, part, self.SPLITS)
-        return read_hub(source, source.get("config"), split, language)
+    def hub_config(self, language, options):
+        return None  # the dataset has one configuration

@@ -2,7 +2,7 @@
 
 Instructions are in English, content in the target language; no exemplars.
 Grid languages are FLORES-200 codes; datasets with their own codes are
-reached through ``babeleval.languages.dataset_code`` (a dataset's own code
+reached through ``babeleval.core.languages.dataset_code`` (a dataset's own code
 works too).
 
 - ``mmlu``: Global-MMLU (HF ``CohereForAI/Global-MMLU``, one config per
@@ -48,16 +48,9 @@ from typing import Any
 from ..core.errors import DataError
 from ..core.languages import dataset_code, language_name, script_name
 from ..core.choices import LETTERS
-from .base import Task
-from .sources import find_file, place, read_hub, read_json_records, read_table, read_tsv
+from .base import EVAL, FEWSHOT, Task
+from .sources import find_file, place, read_json_records, read_table, read_tsv
 from .validate import check_unique, choice_texts, flags, one_of, plain_number, require_fields, require_text
-
-
-def _rows(task: Task, source: dict[str, Any], files: list[Path], reader, config: str, split: str,
-          language: str) -> tuple[list[dict[str, Any]], str]:
-    if source["kind"] == "local":
-        return reader(files[0]), str(files[0])
-    return read_hub(source, source.get("config", config), split, language)
 
 
 # -- multiple choice -------------------------------------------------------------------------------------
@@ -72,21 +65,21 @@ MGSM = ("bn", "de", "en", "es", "fr", "ja", "ru", "sw", "te", "th", "zh")
 class GlobalMMLU(Task):
     NAME = "mmlu"
     FAMILY = "multiple_choice"
-    SPLITS = {"local": {"eval": "test", "fewshot": "dev"}, "hf": {"eval": "test", "fewshot": "dev"}}
+    SPLITS = {"local": {EVAL: "test", FEWSHOT: "dev"}, "hf": {EVAL: "test", FEWSHOT: "dev"}}
     FIELDS = ("sample_id", "subject", "question", "option_a", "option_b", "option_c", "option_d", "answer")
 
-    def local_files(self, source, language, root=".", part="eval", options=None):
-        code = dataset_code(language, GLOBAL_MMLU, "Global-MMLU")
-        split = self.split(source, part, self.SPLITS)
-        directory = Path(root) / source["path"] / code
+    def local_files(self, source, language, root, split, options):
+        directory = Path(root) / source["path"] / self.hub_config(language, options)
         return [find_file(directory, [f"{split}.parquet", f"{split}.csv", f"{split}.jsonl", f"{split}-*.parquet"],
                           f"Global-MMLU {split}", language)]
 
-    def load(self, source, language, root=".", part="eval", options=None):
-        code = dataset_code(language, GLOBAL_MMLU, "Global-MMLU")
-        split = self.split(source, part, self.SPLITS)
-        files = self.local_files(source, language, root, part) if source["kind"] == "local" else []
-        rows, where = _rows(self, source, files, lambda p: read_table(p, "Global-MMLU"), code, split, language)
+    def read_local(self, files, language, split):
+        return read_table(files[0], "Global-MMLU")
+
+    def hub_config(self, language, options):
+        return dataset_code(language, GLOBAL_MMLU, "Global-MMLU")
+
+    def items(self, rows, language, where, options):
         items = []
         for number, row in enumerate(rows, start=1):
             at = f"{where}: row {number}"
@@ -105,21 +98,23 @@ class _Uhura(Task):
     subclass reads one row into an item."""
 
     FAMILY = "multiple_choice"
-    SPLITS = {"local": {"eval": "test", "fewshot": "train"}, "hf": {"eval": "test", "fewshot": "train"}}
+    SPLITS = {"local": {EVAL: "test", FEWSHOT: "train"}, "hf": {EVAL: "test", FEWSHOT: "train"}}
     DATASET = ""  # the dataset's name in UHURA's codes and in messages
     FILE = ""     # the local file's name, from {code} and {split}
 
-    def local_files(self, source, language, root=".", part="eval", options=None):
-        code = dataset_code(language, UHURA, self.DATASET)
-        split = self.split(source, part, self.SPLITS)
-        return [Path(root) / source["path"] / self.FILE.format(code=code, split=split)]
+    def local_files(self, source, language, root, split, options):
+        return [Path(root) / source["path"] / self.FILE.format(code=self._code(language), split=split)]
 
-    def load(self, source, language, root=".", part="eval", options=None):
-        code = dataset_code(language, UHURA, self.DATASET)
-        split = self.split(source, part, self.SPLITS)
-        files = self.local_files(source, language, root, part) if source["kind"] == "local" else []
-        rows, where = _rows(self, source, files, lambda p: read_json_records(p, self.DATASET),
-                            f"{code}_multiple_choice", split, language)
+    def read_local(self, files, language, split):
+        return read_json_records(files[0], self.DATASET)
+
+    def hub_config(self, language, options):
+        return f"{self._code(language)}_multiple_choice"
+
+    def _code(self, language: str) -> str:
+        return dataset_code(language, UHURA, self.DATASET)
+
+    def items(self, rows, language, where, options):
         items = []
         for number, row in enumerate(rows, start=1):
             item = self.item(row, number, f"{where}: row {number}")
@@ -180,18 +175,18 @@ class UhuraTruthfulQA(_Uhura):
 class MGSMTask(Task):
     NAME = "mgsm"
     FAMILY = "math"
-    SPLITS = {"local": {"eval": "test", "fewshot": "train"}, "hf": {"eval": "test", "fewshot": "train"}}
+    SPLITS = {"local": {EVAL: "test", FEWSHOT: "train"}, "hf": {EVAL: "test", FEWSHOT: "train"}}
 
-    def local_files(self, source, language, root=".", part="eval", options=None):
-        code = dataset_code(language, MGSM, "MGSM")
-        return [Path(root) / source["path"] / f"mgsm_{code}.tsv"]
+    def local_files(self, source, language, root, split, options):
+        return [Path(root) / source["path"] / f"mgsm_{self.hub_config(language, options)}.tsv"]
 
-    def load(self, source, language, root=".", part="eval", options=None):
-        code = dataset_code(language, MGSM, "MGSM")
-        split = self.split(source, part, self.SPLITS)
-        files = self.local_files(source, language, root, part) if source["kind"] == "local" else []
-        rows, where = _rows(self, source, files,
-                            lambda p: read_tsv(p, "MGSM", columns=("question", "answer_number")), code, split, language)
+    def read_local(self, files, language, split):
+        return read_tsv(files[0], "MGSM", columns=("question", "answer_number"))
+
+    def hub_config(self, language, options):
+        return dataset_code(language, MGSM, "MGSM")
+
+    def items(self, rows, language, where, options):
         items = []
         for number, row in enumerate(rows, start=1):
             at = f"{where}: {place(row, number)}"
@@ -209,24 +204,25 @@ FLORES_FIELDS = ("id", "text")
 
 
 class FloresTask(Task):
-    SPLITS = {"local": {"eval": "dev", "fewshot": "dev"}, "hf": {"eval": "dev", "fewshot": "dev"}}
+    """FLORES+ sentences: local ``<path>/<split>/<code>.{jsonl,parquet}``, hub config ``<code>``."""
 
-    def flores_file(self, source: dict[str, Any], language: str, root: str | Path, split: str) -> Path:
+    SPLITS = {"local": {EVAL: "dev", FEWSHOT: "dev"}, "hf": {EVAL: "dev", FEWSHOT: "dev"}}
+
+    def local_files(self, source, language, root, split, options):
         directory = Path(root) / source["path"] / split
-        return find_file(directory, [f"{language}.jsonl", f"{language}.parquet", f"{language}-*.parquet"],
-                         f"FLORES+ {split}", language)
+        return [find_file(directory, [f"{language}.jsonl", f"{language}.parquet", f"{language}-*.parquet"],
+                          f"FLORES+ {split}", language)]
 
-    def flores_rows(self, source: dict[str, Any], language: str, root: str | Path, split: str,
-                    fields: tuple[str, ...] = FLORES_FIELDS) -> tuple[list[dict[str, Any]], str]:
-        if source["kind"] == "local":
-            path = self.flores_file(source, language, root, split)
-            rows, where = read_table(path, "FLORES+"), str(path)
-        else:
-            rows, where = read_hub(source, language, split, language)
+    def read_local(self, files, language, split):
+        return read_table(files[0], "FLORES+")
+
+    def rows(self, source, language, root=".", part=EVAL, options=None):
+        """The sentences of one language, each with an id and a text, ids unique."""
+        rows, where = super().rows(source, language, root, part, options)
         places = []
         for number, row in enumerate(rows, start=1):
             places.append(place(row, number))
-            require_fields(row, fields, f"{where}: {places[-1]}")
+            require_fields(row, FLORES_FIELDS, f"{where}: {places[-1]}")
             require_text(row, ("text",), f"{where}: {places[-1]}")
         # a repeated sentence id would silently pair one of its rows with the partner's sentence
         check_unique([{"id": str(row["id"])} for row in rows], where, places=places)
@@ -238,18 +234,18 @@ class Translation(FloresTask):
     OPTIONS = {"partner": "eng_Latn"}
     DIRECTION = "from"
 
-    def local_files(self, source, language, root=".", part="eval", options=None):
+    def files(self, source, language, root=".", part=EVAL, options=None):
+        """A language's items are made from its sentences and the partner language's."""
         partner = self.options(options)["partner"]
-        split = self.split(source, part, self.SPLITS)
-        return [self.flores_file(source, language, root, split), self.flores_file(source, partner, root, split)]
+        return super().files(source, language, root, part, options) + super().files(source, partner, root, part,
+                                                                                     options)
 
-    def load(self, source, language, root=".", part="eval", options=None):
+    def load(self, source, language, root=".", part=EVAL, options=None):
         partner = self.options(options)["partner"]
         if partner == language:
             raise DataError(f"{self.NAME}: language '{language}' is the partner language itself")
-        split = self.split(source, part, self.SPLITS)
-        own, own_where = self.flores_rows(source, language, root, split)
-        other, other_where = self.flores_rows(source, partner, root, split)
+        own, own_where = self.rows(source, language, root, part, options)
+        other, other_where = self.rows(source, partner, root, part, options)
         other_by_id = {str(row["id"]): row for row in other}
         source_lang, target_lang = (language, partner) if self.DIRECTION == "from" else (partner, language)
         items = []
@@ -281,13 +277,8 @@ class FloresTopics(FloresTask):
     FAMILY = "classification"
     OPTIONS = {"topics": 5}
 
-    def local_files(self, source, language, root=".", part="eval", options=None):
-        return [self.flores_file(source, language, root, self.split(source, part, self.SPLITS))]
-
-    def load(self, source, language, root=".", part="eval", options=None):
-        top_n = self.options(options)["topics"]
-        split = self.split(source, part, self.SPLITS)
-        rows, where = self.flores_rows(source, language, root, split)
+    def items(self, rows, language, where, options):
+        top_n = options["topics"]
         paragraphs: dict[str, dict[str, Any]] = {}
         for number, row in enumerate(rows, start=1):
             absent = [key for key in ("url", "topic") if key not in row]
@@ -319,21 +310,17 @@ SIB_CATEGORIES = ("science/technology", "travel", "politics", "sports", "health"
 class SIB200(Task):
     NAME = "sib200"
     FAMILY = "classification"
-    SPLITS = {"local": {"eval": "test", "fewshot": "train"}, "hf": {"eval": "test", "fewshot": "train"}}
+    SPLITS = {"local": {EVAL: "test", FEWSHOT: "train"}, "hf": {EVAL: "test", FEWSHOT: "train"}}
 
-    def local_files(self, source, language, root=".", part="eval", options=None):
-        split = self.split(source, part, self.SPLITS)
+    def local_files(self, source, language, root, split, options):
         return [Path(root) / source["path"] / language / f"{split}.tsv"]
 
-    def load(self, source, language, root=".", part="eval", options=None):
-        split = self.split(source, part, self.SPLITS)
-        if source["kind"] == "local":
-            path = self.local_files(source, language, root, part)[0]
-            if not path.is_file():
-                raise DataError(f"{path}: no SIB-200 file for language '{language}'")
-            rows, where = read_tsv(path, "SIB-200"), str(path)
-        else:
-            rows, where = read_hub(source, language, split, language)
+    def read_local(self, files, language, split):
+        if not files[0].is_file():
+            raise DataError(f"{files[0]}: no SIB-200 file for language '{language}'")
+        return read_tsv(files[0], "SIB-200")
+
+    def items(self, rows, language, where, options):
         items = []
         places = []
         for number, row in enumerate(rows, start=1):

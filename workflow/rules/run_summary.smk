@@ -3,12 +3,12 @@
 
 import time as _time
 
+from babeleval.grid import run_summary
+
 RUN_STARTED = _time.time()
 
 
 def print_run_summary(succeeded, snakemake_log):
-    from babeleval.grid import run_summary
-
     found = run_summary.collect(Path("."), GRID.combinations(), RUN_STARTED)
     # Snakemake hands the handlers its log file(s): a path or a list of paths, depending on the version
     logs = ", ".join(map(str, snakemake_log)) if isinstance(snakemake_log, (list, tuple)) else snakemake_log

@@ -4,24 +4,24 @@
 rule summary_tables:
     output:
         by_template=report(
-            "results/tables/by_template.csv",
+            paths.BY_TEMPLATE,
             caption="../report/by_template.rst",
             category="Leaderboard",
             labels={"table": "per template"},
         ),
         by_language=report(
-            "results/tables/by_language.csv",
+            paths.BY_LANGUAGE,
             caption="../report/by_language.rst",
             category="Leaderboard",
             labels={"table": "per language"},
         ),
     input:
-        "results/leaderboard.csv",
+        paths.LEADERBOARD_CSV,
     threads: CPU_THREADS
     resources:
         **CPU_RESOURCES,
     log:
-        "results/logs/summary_tables.log",
+        paths.log("summary_tables"),
     conda:
         "../../envs/cpu.yaml"
     script:

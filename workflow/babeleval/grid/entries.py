@@ -1,0 +1,118 @@
+"""A task entry of params.yaml, checked against the repository: its options, its templates, its data files.
+
+Every message names the params file and the key; a template's names the template file too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..core.errors import BabelevalError, ConfigError, TemplateError
+from ..prompts.templates import Template, load_template
+from .variants import check_variant, grid_template_names
+from ..score.parsers import PARSERS, get_parser
+from ..tasks import Task, get_task
+from ..tasks.base import is_local
+from ..tasks.families import Family, get_family
+from .checks import local_parts
+from .records import TaskEntry
+from .resolve import prompt_record
+
+# keys every task entry takes; a task's own keys are its OPTIONS
+COMMON_TASK_KEYS = {"languages", "templates", "source", "limit", "variants"}
+
+
+def task_entry(name: str, entry: dict, params: dict, source_file: str, root: str | Path) -> TaskEntry:
+    """A task entry of params.yaml checked and completed: its options, templates, source and data files."""
+    task = get_task(name)
+    allowed = set(task.OPTIONS)
+    given = {key: entry[key] for key in entry if key not in COMMON_TASK_KEYS}
+    unknown = sorted(set(given) - allowed)
+    if unknown:
+        hint = f"; task '{name}' takes: {', '.join(sorted(allowed))}" if allowed else f"; task '{name}' takes none"
+        raise ConfigError(f"{source_file}: tasks.{name}: unknown key{'s' if len(unknown) > 1 else ''} "
+                          f"{', '.join(unknown)} (common keys: {', '.join(sorted(COMMON_TASK_KEYS))}{hint})")
+    options = {**task.OPTIONS, **given}
+    templates = checked_templates(task, entry, params, source_file, root)
+
+    source = entry["source"]
+    if is_local(source):
+        data_dir = Path(root) / source["path"]
+        if not data_dir.is_dir():
+            raise ConfigError(f"{source_file}: tasks.{name}.source.path: directory {data_dir} does not exist")
+    metric_options = {}
+    if params.get("metrics", {}).get("flores200_spm"):
+        metric_options["spm_model"] = str(Path(root) / params["metrics"]["flores200_spm"])
+    checked = TaskEntry(name=name, languages=tuple(entry["languages"]), templates=templates, source=source,
+                        limit=entry.get("limit"), options=options, metric_options=metric_options)
+    if is_local(source):
+        missing = []
+        records = [prompt_record(checked, template, language, params["seed"])
+                   for language in checked.languages for template in templates]
+        for language, part in sorted(local_parts(checked.languages, records), key=lambda pair: pair[0]):
+            try:
+                files = task.files(source, language, root, part=part, options=options)
+            except BabelevalError as exc:
+                raise ConfigError(f"{source_file}: tasks.{name}.languages: {exc}") from None
+            missing += [p for p in files if not Path(p).is_file()]
+        if missing:
+            raise ConfigError(f"{source_file}: tasks.{name}.languages: no data file for "
+                              f"{', '.join(str(p) for p in dict.fromkeys(missing))}")
+    return checked
+
+
+def checked_templates(task: Task, entry: dict, params: dict, source_file: str, root: str | Path
+                      ) -> dict[str, Template]:
+    """A task entry's templates (sampled variants included), each checked against the task's family,
+    the parsers and the decoding presets."""
+    name = task.NAME
+    templates = {}
+    for template_name in grid_template_names(name, entry, params["seed"], source_file, root):  # + sampled variants
+        try:
+            template = load_template(name, template_name, root)
+        except TemplateError as exc:
+            raise ConfigError(f"{source_file}: tasks.{name}.templates: {exc}") from None
+        where = f"{source_file}: tasks.{name}.templates: {template.path}"
+        if template.mode == "generate":
+            if template.parser not in PARSERS:
+                raise ConfigError(f"{where}: unknown parser '{template.parser}' (known: {', '.join(sorted(PARSERS))})")
+        problem = check_template(get_family(task.FAMILY), template)
+        if problem:
+            raise ConfigError(f"{where}: {problem}")
+        if template.mode == "generate":
+            if template.generation.decoding not in params["decoding"]:
+                raise ConfigError(f"{where}: decoding preset '{template.generation.decoding}' is not defined under "
+                                  f"'decoding' (defined: {', '.join(params['decoding'])})")
+        check_variant(template, task.FAMILY, entry["languages"], where)
+        templates[template_name] = template
+    return templates
+
+
+# What a template of a family and mode may report (its ``metrics:``): the defaults and what else the
+# family's scored records support. acc_norm needs log-likelihoods; accuracy means nothing for a translation.
+_CHOICE_METRICS = {"loglikelihood": ("acc", "acc_norm", "balanced_acc", "macro_f1"),
+                   "generate": ("acc", "balanced_acc", "macro_f1", "parse_failure_rate")}
+APPLICABLE_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
+    "multiple_choice": _CHOICE_METRICS,
+    "classification": _CHOICE_METRICS,
+    "extractive_qa": {"generate": ("exact_match", "f1", "acc", "parse_failure_rate")},
+    "translation": {"generate": ("bleu", "chrf", "parse_failure_rate")},
+    "math": {"generate": ("acc", "parse_failure_rate")},
+}
+
+
+def check_template(family: Family, template: Template) -> str | None:
+    """Why a template cannot serve a task of this family, or None."""
+    if template.mode not in family.modes:
+        return f"a {family.name} task cannot be scored in mode '{template.mode}'"
+    if template.mode == "generate":
+        kind = get_parser(template.parser).kind
+        if kind not in family.parser_kinds:
+            return (f"parser '{template.parser}' reads a {kind}; a {family.name} task needs one that reads "
+                    f"{' or '.join(family.parser_kinds)}")
+    allowed = APPLICABLE_METRICS[family.name][template.mode]
+    wrong = [name for name in template.metrics or () if name not in allowed]
+    if wrong:
+        return (f"metric{'s' if len(wrong) > 1 else ''} {', '.join(wrong)} cannot be computed for a {family.name} task "
+                f"in mode '{template.mode}' (it can report: {', '.join(allowed)})")
+    return None

@@ -1,0 +1,112 @@
+"""What the rule files ask about the grid: the files a job reads, the model it loads, the resources it holds.
+
+The rule files (``workflow/rules/*.smk``) import only the ``grid`` package; each of their input functions is
+one call into here or into the grid's records, so no rule decides anything the package decides.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..analysis.figures import figure_targets as analysis_figures
+from ..core import paths
+from ..generate.backends import BackendType, get_backend
+from ..generate.fingerprint import output_settings
+from ..prompts.variants import input_files
+from ..tasks import get_task
+from .records import Grid
+
+
+def wildcard_values(grid: Grid) -> dict[str, set[str]]:
+    """The values each wildcard of the rules takes in this grid (exemplar languages included)."""
+    return {
+        "model": set(grid.models),
+        "task": set(grid.tasks),
+        "language": ({language for task in grid.tasks.values() for language in task.languages}
+                     | {language for record in grid.prompts.values() for language in record.exemplar_languages}),
+        "template": {name for task in grid.tasks.values() for name in task.templates},
+    }
+
+
+def combination_files(grid: Grid, pattern: str) -> list[str]:
+    """``pattern`` filled in for every (model, task, language, template) of the grid."""
+    return paths.combination_files(pattern, grid.combinations())
+
+
+def prepared_files(grid: Grid) -> list[str]:
+    """The prepared items of every (task, language) of the grid."""
+    return sorted({record.data for record in grid.prompts.values()})
+
+
+def template_files(grid: Grid, task: str, template: str) -> list[str]:
+    """The files a template's prompts are made from (editing one rerenders them)."""
+    return input_files(grid.tasks[task].templates[template])
+
+
+def data_files(grid: Grid, task: str, language: str, part: str) -> list[str]:
+    """The official files a (task, language) part is prepared from (none for a hub source)."""
+    entry = grid.tasks[task]
+    return [str(path) for path in get_task(task).files(entry.source, language, part=part, options=entry.options)]
+
+
+def model_path(grid: Grid, model: str) -> str:
+    """What a model's jobs load: a built model's directory, or the entry's hub id or directory."""
+    return grid.models[model].model_path()
+
+
+def model_input(grid: Grid, model: str) -> str | list[str]:
+    """A builtin model is built by a rule; a local directory is tracked as input; a hub id is fetched by the job."""
+    config = grid.models[model]
+    if config.builtin is not None:
+        return model_path(grid, model)
+    return config.model if Path(config.model).is_dir() else []
+
+
+def backend(grid: Grid, model: str) -> BackendType:
+    """What a model's backend is (babeleval.generate.backends): its GPU, conda environment, API resource."""
+    return get_backend(grid.models[model].backend)
+
+
+def is_api_model(grid: Grid, model: str) -> bool:
+    return backend(grid, model).calls_api
+
+
+def holds_gpu(grid: Grid, model: str) -> bool:
+    """Whether a model's generation jobs hold gpu=1."""
+    return backend(grid, model).gpu
+
+
+def api_resource(grid: Grid, model: str) -> str | None:
+    """The Snakemake resource an API model's generation jobs hold (None for local models)."""
+    return backend(grid, model).api_resource(grid.models[model]) if is_api_model(grid, model) else None
+
+
+def api_concurrency(grid: Grid, model: str) -> int:
+    """Requests an API model's job keeps in flight: the units of its resource it holds."""
+    return grid.models[model].concurrency
+
+
+def model_outputs(grid: Grid, model: str) -> dict[str, Any]:
+    """The settings of a model that change its outputs: a change to any of them reruns its jobs."""
+    return output_settings(grid.models[model])
+
+
+def generation_env(grid: Grid, model: str) -> str:
+    """The conda environment of a model's generation jobs (relative to workflow/rules/): its backend's."""
+    return f"../../{backend(grid, model).conda_env}"
+
+
+def generation_settings(grid: Grid, model: str, task: str, template: str) -> dict[str, Any]:
+    """Decoding settings of a (model, task, template), as its records hold them (the same for every language)."""
+    return dict(grid.record(model, task, grid.tasks[task].languages[0], template).decoding)
+
+
+def figure_targets(grid: Grid) -> list[str]:
+    """Every figure of the report's tasks."""
+    return analysis_figures(grid.tasks)
+
+
+def has_variants(grid: Grid) -> bool:
+    """Whether the grid evaluates variants of a base template (then the report has a prompt-variation section)."""
+    return any(template.variant is not None for task in grid.tasks.values() for template in task.templates.values())

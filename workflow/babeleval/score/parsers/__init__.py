@@ -1,0 +1,125 @@
+"""Answer parsers: read a model's free text and return its answer, or say why not.
+
+A parser is a function registered by name (``register``) with the *kind* of answer it reads, which
+decides what it is given besides the response:
+
+- ``letter``: ``(response, n_choices)`` -> a choice letter ("A".."Z");
+- ``label``:  ``(response, labels)``    -> one of the labels (a topic name);
+- ``number``: ``(response)``            -> a canonical number string ("1234", "-0.5");
+- ``text``:   ``(response)``            -> the cleaned answer text (a span, a translation).
+
+Parsers registered with ``uses_language`` also get the item's language
+(a FLORES-200 code), for answer phrases in that language
+(``babeleval.score.answer_phrases``).
+
+A response that cannot be read is an explicit failure, never silently scored
+as a wrong answer and never a guess. Its reason starts with one of the names in
+``REASONS`` (``no answer``, ``ambiguous``, ``placeholder only``, ``empty
+response``, ``unfinished reasoning``, ``no text response``), then ": " and
+what was seen; scores count it as a parse failure and the analysis groups
+failures by it. Templates name their parser; ``python -m babeleval parse``
+runs any parser over a file of model outputs.
+
+The built-in parsers are this package's modules, one per kind of answer (``letters``, ``numbers``,
+``labels``, ``text``); what they share in reading a reply (reasoning blocks, leaked turns, answer
+markers) is ``reply``. A parser can also live in an extension file params.yaml names under ``modules``
+(``babeleval.core.extensions``; docs/extending.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from ...core import extensions
+from ...core.errors import ConfigError
+
+KINDS = ("letter", "label", "number", "text")
+
+# Failure reasons: every failure's text starts with one of these names.
+EMPTY = "empty response"              # nothing but whitespace (or only closed tags)
+NO_TEXT = "no text response"          # an API's null content, or a damaged record
+NO_ANSWER = "no answer"               # text, but nothing that reads as an answer
+AMBIGUOUS = "ambiguous"               # the answer place names two answers, or a number that reads two ways
+PLACEHOLDER = "placeholder only"      # the instruction's "#### <letter>" copied, and no answer with it
+UNFINISHED = "unfinished reasoning"   # the reply ends inside a <think> block
+REASONS = (EMPTY, NO_TEXT, NO_ANSWER, AMBIGUOUS, PLACEHOLDER, UNFINISHED)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    answer: str | None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def failure(reason: str, detail: str = "") -> Parsed:
+    assert reason in REASONS, reason
+    return Parsed(None, f"{reason}: {detail}" if detail else reason)
+
+
+def reason_of(error: str) -> str:
+    """A failure's name (one of ``REASONS``, or a scorer's own such as "question cut"), without the detail."""
+    return error.split(":", 1)[0]
+
+
+@dataclass(frozen=True)
+class Parser:
+    """A registered parser: its function, the kind of answer it reads and its docstring's first paragraph."""
+
+    name: str
+    kind: str
+    func: Callable[..., Parsed]
+    doc: str
+    uses_language: bool = False
+
+
+PARSERS: dict[str, Parser] = {}
+
+
+def register(name: str, kind: str, uses_language: bool = False
+             ) -> Callable[[Callable[..., Parsed]], Callable[..., Parsed]]:
+    """Register the decorated function as parser ``name``, reading answers of ``kind`` (one of ``KINDS``)."""
+    if kind not in KINDS:
+        raise ConfigError(f"parser '{name}' reads kind '{kind}' (known: {', '.join(KINDS)})")
+    if name in PARSERS:
+        # built-in names are unique, so only an extension file can take a name twice
+        raise ConfigError(f"parser '{name}' is already registered; rename it")
+
+    def decorate(func: Callable[..., Parsed]) -> Callable[..., Parsed]:
+        doc = " ".join((func.__doc__ or "").strip().split("\n\n")[0].split())
+        PARSERS[name] = Parser(name, kind, func, doc, uses_language)
+        extensions.added(f"parser {name}")
+        return func
+    return decorate
+
+
+def get_parser(name: str) -> Parser:
+    try:
+        return PARSERS[name]
+    except KeyError:
+        raise KeyError(f"unknown parser '{name}' (known: {', '.join(sorted(PARSERS))})") from None
+
+
+def parse(name: str, response: str | None, *, n_choices: int = 4, labels: Sequence[str] = (),
+          language: str | None = None) -> Parsed:
+    """Run parser ``name`` on a response, giving it what its kind needs (and the item's language if it reads it)."""
+    parser = get_parser(name)
+    if not isinstance(response, str):  # an API's null content, or a damaged record
+        return failure(NO_TEXT, f"got {'null' if response is None else type(response).__name__}")
+    extra = {"language": language} if parser.uses_language else {}
+    if parser.kind == "letter":
+        return parser.func(response, n_choices, **extra)
+    if parser.kind == "label":
+        if not labels:
+            return failure(NO_ANSWER, "no labels to choose from")
+        return parser.func(response, list(labels), **extra)
+    return parser.func(response, **extra)
+
+
+# The built-in parsers register themselves when imported, and import the registry above: they come last, so that
+# importing this package gives the whole registry.
+from . import labels, letters, numbers, text  # noqa: E402, F401

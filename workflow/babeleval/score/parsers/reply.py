@@ -1,0 +1,273 @@
+"""Reading a reply: where in a model's free text an answer may stand, before a kind of answer is read there.
+
+What models really write, and what ``final_letter`` / ``final_number`` read:
+
+- reasoning in ``<think>``, ``<thinking>`` or ``<reasoning>`` blocks (a block
+  closed with another of these names counts, so does a lone closing tag) is
+  set aside; an answer inside the last block counts when nothing follows it;
+  an unclosed ``<think>`` gives an answer only from an explicit marker inside
+  it, else the reply is unfinished reasoning;
+- a reply is cut at the first leaked chat turn or end-of-turn token
+  (``<|im_end|>``, ``</s>``, ``<|eot_id|>``, ``[INST]``, "\\nUser:" ...);
+- ``<final_answer>X</final_answer>`` (or the placeholder's own tags,
+  ``<letter>C</letter>``, ``<number>18</number>``) wins; then the ``####``
+  marker (the last readable one; on its own line, the answer on the next);
+  the instruction's placeholder copied literally (``#### <letter>``) is
+  skipped, and the line after it read if it is nothing but an answer;
+- then ``\\boxed{X}``, an answer phrase in the item's language or English
+  ("the answer is (B)", "Die Antwort ist B", "答えはBです", "คำตอบคือ 18",
+  "Bが正解"), a bold ``**X**``, or a reply that is nothing but the answer;
+- the most explicit place that names an answer decides; where it names two
+  ("A or B", "18 or 20"), an unevaluated expression ("5000 + 600"), or a
+  number whose separator could be a thousands or a decimal one ("5.600",
+  unless the reply's other numbers show which), the result is ``ambiguous``.
+  An equation's result is its answer ("5000 + 600 = 5600" is 5600).
+
+The letter and number parsers give ``read_reply`` a function that reads their kind of answer from one place;
+the others use ``strip_reasoning`` and ``answer_candidates`` directly.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Union
+
+from .. import answer_phrases
+from . import AMBIGUOUS, EMPTY, NO_ANSWER, PLACEHOLDER, UNFINISHED, Parsed, failure
+
+
+# -- reasoning blocks and leaked turns --------------------------------------------------------------
+
+# Any of these opens or closes a reasoning block; a block opened with one name and closed with another counts.
+_REASONING_TAG = re.compile(r"<(/?)(think|thinking|reasoning)>", re.IGNORECASE)
+
+# Where a chat model's turn ends, or a next turn it made up begins: nothing after it is the answer.
+_TURN_END = re.compile(
+    r"<\|im_end\|>|<\|im_start\|>|<\|eot_id\|>|<\|end\|>|<\|endoftext\|>|<\|end_of_text\|>|<\|user\|>"
+    r"|<\|start_header_id\|>|<end_of_turn>|<start_of_turn>|</s>|\[INST\]|<\|assistant\|>"
+    r"|\n\s*(?:User|USER|Human|HUMAN|Question|### (?:Human|User|Instruction))\s*:",
+)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A response split by its reasoning tags.
+
+    ``text``: what the model wrote outside reasoning blocks, cut at a leaked turn; ``reasoning``: the content of
+    the last closed block (read only when ``text`` is empty: an answer inside a block counts when nothing
+    follows it); ``unfinished``: the content of a ``<think>`` block never closed, else None.
+    """
+
+    text: str
+    reasoning: str = ""
+    unfinished: str | None = None
+
+
+def _cut_turn(text: str) -> str:
+    turn = _TURN_END.search(text)
+    return text[: turn.start()] if turn else text
+
+
+def split_reasoning(response: str) -> Reply:
+    """Walk the reasoning tags in order: text at depth 0 is the reply; a block closes with any reasoning tag."""
+    outside: list[str] = []
+    last_block = ""
+    pos = depth = start = 0
+    opener = ""
+    for tag in _REASONING_TAG.finditer(response):
+        if tag.group(1) != "/":
+            if depth == 0:
+                outside.append(response[pos:tag.start()])
+                start, opener = tag.end(), tag.group(2).lower()
+            depth += 1
+        elif depth == 0:
+            # a close with no open: the template opened the block, so everything before it was reasoning
+            last_block, outside, pos = response[pos:tag.start()], [], tag.end()
+        else:
+            depth -= 1
+            if depth == 0:
+                last_block, pos = response[start:tag.start()], tag.end()
+    unfinished = None
+    if depth:
+        if opener == "reasoning":
+            # the instruction's "<reasoning> #### <letter>" copied as a heading: what follows is the reply itself
+            outside.append(response[start:])
+        else:
+            unfinished = _cut_turn(response[start:])
+    else:
+        outside.append(response[pos:])
+    return Reply(_cut_turn("".join(outside)), _cut_turn(last_block), unfinished)
+
+
+def strip_reasoning(response: str) -> tuple[str | None, str | None]:
+    """The reply outside reasoning blocks and leaked turns, for free-text parsers: (text, None) or (None, reason)."""
+    reply = split_reasoning(response)
+    if reply.unfinished is not None:
+        return None, f"{UNFINISHED}: the reply ends inside a <think> block"
+    return reply.text, None
+
+
+# -- answer candidates: where in a reply an answer may be read, most explicit first ----------------
+
+# The protocol's own answer tag, which a translation is read from too; an unclosed one runs to the end.
+_FINAL_ANSWER = r"<final_answer>(.*?)(?:</final_answer>|$)"
+FINAL_ANSWER_TAG = re.compile(_FINAL_ANSWER, re.IGNORECASE | re.DOTALL)
+# Any answer tag: the protocol's own, or the instruction's placeholder written as a tag ("<letter>C</letter>").
+_ANSWER_TAG = re.compile(_FINAL_ANSWER + r"|<(answer|letter|number)>([^<]*)</\2>", re.IGNORECASE | re.DOTALL)
+_MARKER = "####"
+# Closing tags, end tokens and markdown that may surround an answer.
+_CLOSING = re.compile(r"</?[A-Za-z_][\w-]*>|<\|[^|>]*\|>")
+# The instruction's placeholder copied after the marker ("#### <letter>").
+_PLACEHOLDER = re.compile(r"^\s*[<\[{]\s*(letter|number|answer|reasoning|topic|final[ _]answer)\s*[>\]}]", re.IGNORECASE)
+_BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
+_BOLD = re.compile(r"\*\*([^*\n]{1,80})\*\*")
+
+TAG, MARKER, NEXT_LINE, BOXED, PHRASE, PHRASE_AFTER, BOLD, WHOLE = (
+    "answer tag", "####", "line after a copied placeholder", "\\boxed", "answer phrase", "phrase after the answer",
+    "bold", "whole reply")
+MARKERS = (TAG, MARKER, NEXT_LINE)
+# The only sources languagebench's published parsers read (hash_letter, hash_number).
+MARKER_ONLY = (MARKER, NEXT_LINE)
+# Sources whose text is nothing but the answer, where a lower-case letter ("#### b") is read.
+EXPLICIT = (TAG, MARKER, BOXED)
+
+
+@dataclass(frozen=True)
+class Candidates:
+    found: list[tuple[str, str]]
+    placeholders: int  # copied placeholders with no answer on their own line
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.split("\n") if line.strip()), "")
+
+
+def _marker_candidates(text: str) -> tuple[list[tuple[str, str]], int]:
+    """What follows each ``####``, last first: the rest of its line, else the next non-empty line; a copied
+    placeholder ("#### <number>") is skipped and the line after it read, if it is nothing but an answer."""
+    found, placeholders = [], 0
+    for part in reversed(text.split(_MARKER)[1:]):
+        part = part.lstrip("#")  # "#####"
+        line, _, after = part.partition("\n")
+        placeholder = _PLACEHOLDER.match(line)
+        if placeholder:
+            rest = _CLOSING.sub(" ", line[placeholder.end():]).strip()
+            if rest:
+                found.append((MARKER, rest))
+                continue
+            placeholders += 1
+            if _first_line(after):
+                found.append((NEXT_LINE, _first_line(after)))
+            continue
+        found.append((MARKER, line.strip() or _first_line(after)))
+    return found, placeholders
+
+
+# How far from an answer phrase its answer is looked for: the answer stands next to the phrase, and a bound keeps
+# a long reply with many phrases linear.
+_PHRASE_REACH = 200
+
+
+def _phrase_candidates(text: str, language: str | None) -> list[tuple[str, str]]:
+    """Answer phrases of the item's language and English ("La réponse est B", "Bが正解"), last first."""
+    before, after = answer_phrases.patterns(language)
+    # ordered by where the answer itself stands: after a "before" phrase, before an "after" phrase
+    found = []
+    for m in before.finditer(text):
+        rest = text[m.end():m.end() + _PHRASE_REACH].split("\n", 1)[0]
+        if rest.strip():
+            found.append((m.end(), PHRASE, rest))
+    if after is not None:
+        for m in after.finditer(text):
+            rest = text[max(0, m.start() - _PHRASE_REACH):m.start()].rsplit("\n", 1)[-1]
+            if rest.strip():
+                found.append((m.start(), PHRASE_AFTER, rest.strip()))
+    return [(where, segment) for _, where, segment in sorted(found, key=lambda f: f[0], reverse=True)]
+
+
+def answer_candidates(text: str, language: str | None = None) -> Candidates:
+    """Places an answer may be read from in a reply (reasoning already split off), most explicit first."""
+    found: list[tuple[str, str]] = []
+    for match in reversed(list(_ANSWER_TAG.finditer(text))):
+        found.append((TAG, (match.group(1) if match.group(1) is not None else match.group(3)).strip()))
+    markers, placeholders = _marker_candidates(text)
+    found += markers
+    found += [(BOXED, inner.strip()) for inner in reversed(_BOXED.findall(text))]
+    found += _phrase_candidates(text, language)
+    found += [(BOLD, inner.strip()) for inner in reversed(_BOLD.findall(text))]
+    found.append((WHOLE, clean_segment(text)))
+    return Candidates(found, placeholders)
+
+
+def clean_segment(segment: str) -> str:
+    """A place's text without the tags and end tokens around it."""
+    return _CLOSING.sub(" ", segment).strip()
+
+
+def strip_decoration(text: str) -> str:
+    """An answer without the markdown, LaTeX dollars and ``\\boxed{}`` a model wraps it in ("**B**", "$18$")."""
+    text = text.strip()
+    text = re.sub(r"^[*_`$\s]+|[*_`$\s]+$", "", text)
+    text = _BOXED.sub(lambda m: m.group(1), text)
+    return text.strip()
+
+
+@dataclass(frozen=True)
+class Ambiguous:
+    """A place that names more than one answer: a failure, never one of them."""
+
+    detail: str
+
+
+Reading = Union[str, Ambiguous, None]  # an answer, an ambiguity, or nothing readable here
+
+
+def read_reply(response: str, sources: tuple[str, ...] | None, read: Callable[[str, str, str], Reading],
+               kind: str, not_after_marker: str, no_marker: str, language: str | None) -> Parsed:
+    """Read a reply's answer: outside reasoning blocks; inside the last block when nothing follows it; inside an
+    unclosed ``<think>`` block only from an explicit marker. Else say why, most specific reason first."""
+    reply = split_reasoning(response)
+    if reply.unfinished is not None:
+        parsed = _walk(answer_candidates(reply.unfinished, language), (TAG, MARKER, NEXT_LINE, BOXED), read, response)
+        if parsed is None and reply.text.strip():
+            parsed = _walk(answer_candidates(reply.text, language), sources, read, response)
+        return parsed or failure(UNFINISHED, "the reply ends inside a <think> block with no answer marker in it")
+    if not reply.text.strip():
+        if not reply.reasoning.strip():
+            return failure(EMPTY)
+        parsed = _walk(answer_candidates(reply.reasoning, language), sources, read, response)
+        return parsed or failure(NO_ANSWER, "only a reasoning block, with no answer in it and nothing after it")
+    candidates = answer_candidates(reply.text, language)
+    parsed = _walk(candidates, sources, read, response)
+    if parsed is not None:
+        return parsed
+    if sources == MARKER_ONLY and not any(w in MARKER_ONLY for w, _ in candidates.found) \
+            and not candidates.placeholders:
+        return failure(NO_ANSWER, "no '####' marker")
+    if candidates.placeholders and not any(w in (TAG, MARKER) for w, _ in candidates.found):
+        return failure(PLACEHOLDER, f"only the instruction's '#### <{kind}>' copied, with no answer after it")
+    if any(w in MARKERS for w, _ in candidates.found):
+        return failure(NO_ANSWER, not_after_marker)
+    return failure(NO_ANSWER, f"no answer marker (####, <final_answer>, \\boxed, an answer phrase) and {no_marker}")
+
+
+def _walk(candidates: Candidates, sources: tuple[str, ...] | None, read: Callable[[str, str, str], Reading],
+          context: str) -> Parsed | None:
+    """The first candidate that reads as an answer or as ambiguous, as a result; None if none does."""
+    found = [(where, segment) for where, segment in candidates.found if sources is None or where in sources]
+    for index, (where, segment) in enumerate(found):
+        reading = read(where, segment, context)
+        if isinstance(reading, Ambiguous):
+            return failure(AMBIGUOUS, reading.detail)
+        if reading:
+            if where in (PHRASE, PHRASE_AFTER):
+                # without a marker, phrases that name different answers ("A is correct if ..., C is correct
+                # otherwise") leave the answer open
+                others = {read(w, s, context) for w, s in found[index + 1:] if w in (PHRASE, PHRASE_AFTER)}
+                others = sorted(o for o in others if isinstance(o, str) and o and o != reading)
+                if others:
+                    return failure(AMBIGUOUS, f"answer phrases name {reading} and {', '.join(others)}")
+            return Parsed(reading)
+    return None
+

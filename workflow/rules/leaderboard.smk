@@ -1,0 +1,23 @@
+# The leaderboard: every scores file -> leaderboard tables and DVC metrics.
+
+
+rule leaderboard:
+    output:
+        csv=report(paths.LEADERBOARD_CSV, caption="../report/leaderboard.rst", category="Leaderboard"),
+        md=paths.LEADERBOARD_MD,
+        metrics=paths.METRICS_JSON,
+    input:
+        scores=all_scores(),
+        # per-item outcomes for the bootstrap intervals (ci_low, ci_high)
+        raw=all_raw(),
+    params:
+        bootstrap=GRID.analysis.pick("seed", "confidence", "samples"),
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
+    log:
+        paths.log("leaderboard"),
+    conda:
+        "../../envs/cpu.yaml"
+    script:
+        "../scripts/leaderboard.py"
