@@ -337,7 +337,7 @@ def _job_loader(backend: BackendType, templates: int) -> Callable[[ModelConfig, 
 
 def shared_prefix_job(*, entry: Mapping[str, Any], model_path: str, settings: dict[str, Any],
                       labels: Sequence[str], prompts: Sequence[str], usage: str, cache_path: str) -> None:
-    """A shared-prefix job (workflow/rules/variation.smk): a variant family's log-likelihood requests in one
+    """A shared-prefix job (workflow/rules/shared_prefix.smk): a variant set's log-likelihood requests in one
     backend call. Answers go to the response cache; the variants' own generation jobs write their files."""
     scratch = Path(tempfile.mkdtemp(prefix="shared-prefix-"))
     try:

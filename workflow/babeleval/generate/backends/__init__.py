@@ -3,7 +3,7 @@
 A backend is registered with ``register``: its name (params.yaml's ``backend``), its config class (its
 settings, ``babeleval.generate.backends.config``), its loader, whether its generation jobs hold a GPU, the
 conda environment they run in, whether it calls an API (then the Snakemake resource its jobs hold), and
-whether it answers a variant family's log-likelihood requests with shared prefixes in one call. The
+whether it answers a variant set's log-likelihood requests with shared prefixes in one call. The
 schema's list of backends and of model settings, the preflight checks, the rules' resources and conda
 environments, the shared-prefix jobs and the generation job all read it.
 
@@ -37,7 +37,7 @@ class BackendType:
     conda_env: str  # the environment file of its generation jobs, relative to the repository
     # an API backend: the Snakemake resource its jobs hold, ``concurrency`` units each; None: runs in the job
     api_resource: Callable[[Any], str] | None = None
-    # answers a variant family's log-likelihood requests in one call, storing their shared prefixes once
+    # answers a variant set's log-likelihood requests in one call, storing their shared prefixes once
     shared_prefix: bool = False
 
     @property
@@ -77,9 +77,9 @@ def get_backend(name: str) -> BackendType:
         raise ConfigError(f"unknown backend '{name}' (registered: {', '.join(BACKENDS)})") from None
 
 
-def model_settings() -> dict[str, None]:
+def model_settings() -> tuple[str, ...]:
     """Every model setting some registered backend declares, in registration order: the keys a model entry may hold."""
-    return {f.name: None for backend in BACKENDS.values() for f in declared_settings(backend.config)}
+    return tuple(dict.fromkeys(f.name for backend in BACKENDS.values() for f in declared_settings(backend.config)))
 
 
 def model_config(entry: Mapping[str, Any]) -> ModelConfig:
@@ -89,9 +89,10 @@ def model_config(entry: Mapping[str, Any]) -> ModelConfig:
     declares is refused.
     """
     backend = get_backend(entry.get("backend"))
-    unknown = [key for key in entry if key not in model_settings()]
+    known = model_settings()
+    unknown = [key for key in entry if key not in known]
     if unknown:
-        raise ConfigError(f"{', '.join(unknown)}: not a setting of any backend (settings: {', '.join(model_settings())})")
+        raise ConfigError(f"{', '.join(unknown)}: not a setting of any backend (settings: {', '.join(known)})")
     own = {f.name for f in declared_settings(backend.config)}
     return backend.config(**{key: value for key, value in entry.items() if key in own}, given=tuple(entry))
 
