@@ -101,7 +101,8 @@ def write_items(root: Path) -> list[Path]:
     return paths
 
 
-# A translation-like task: per-item hypothesis and references, correct left null (corpus-level metrics).
+# A translation task: per-item prediction (the hypothesis) and gold (the reference), correct left null
+# (corpus-level metrics).
 HYPOTHESES_A = ["the cat sat on the mat", "a quick brown fox jumps", "it is raining today in paris",
                 "we will meet at noon", "the market closes at twelve", "bees make honey from nectar",
                 "the train left late yesterday", "she reads a book every night"]
@@ -114,7 +115,7 @@ REFERENCES = ["the cat sat on the mat", "the quick brown fox jumps", "it is rain
 
 
 def translation_records(hypotheses: list[str]) -> list[dict]:
-    return [{"id": f"s{i}", "language": "fra_Latn", "hypothesis": h, "references": [r], "correct": None,
+    return [{"id": f"s{i}", "language": "fra_Latn", "prediction": h, "gold": r, "correct": None,
              "parsed": True, "parse_error": None} for i, (h, r) in enumerate(zip(hypotheses, REFERENCES))]
 
 

@@ -9,6 +9,7 @@ from analysis_data import write_results
 from babeleval.analysis import leaderboard as aggregate
 from babeleval.analysis import headline, paper_tables
 from babeleval.analysis.records import read_table
+from babeleval.analysis.settings import AnalysisSettings
 
 
 def test_chance_level_from_the_items_choices():
@@ -34,7 +35,7 @@ def test_leaderboard_markdown_is_pivoted_with_units_intervals_and_parse_failures
     first = json.loads(scores[0].read_text())
     scores[0].write_text(json.dumps({**first, "truncated_prompts": 3}))
     board = aggregate.write_outputs(scores, tmp_path / "lb.csv", tmp_path / "lb.md", tmp_path / "m.json",
-                                    raw_files=raws, bootstrap={"seed": 3, "samples": 200, "confidence": 0.9})
+                                    raw_files=raws, settings=AnalysisSettings(seed=3, samples=200, confidence=0.9))
     md = (tmp_path / "lb.md").read_text(encoding="utf-8")
     assert "## belebele: accuracy over all items, % (a parse failure counts as wrong)" in md
     assert "## belebele: accuracy over parsed items only, %" in md

@@ -181,9 +181,10 @@ def test_analysis_settings_are_validated(repo_root):
 
 def test_single_model_report_says_what_it_cannot_do(tmp_path):
     from babeleval.analysis import report
+    from babeleval.analysis.settings import AnalysisSettings
 
     tables = report_tables(*write_results(tmp_path, models=["m1"]))
-    page = report.render(tables, {"belebele": {}}, {"seed": 1})
+    page = report.render(tables, {"belebele": {}}, AnalysisSettings(seed=1))
     assert "Model-vs-model tests need two models; this grid has 1 (m1)." in page
     assert "Ranking models needs two models" in page
     assert 'id="significance-models-table"' not in page and 'id="significance-templates-table"' in page

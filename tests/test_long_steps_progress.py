@@ -13,6 +13,7 @@ from babeleval.analysis import significance
 from babeleval.analysis.records import load_raw, load_scores
 from babeleval.core.jsonl import write_jsonl
 from babeleval.core.progress import Progress
+from babeleval.analysis.settings import AnalysisSettings
 
 # answers as models write them: a bare letter, a letter with its text, a sentence, and one in another script
 RESPONSES = ["B", "C. Paris", "The answer is A", "उत्तर (ख) है"]
@@ -46,7 +47,7 @@ def test_the_analysis_loops_over_the_grid_say_what_they_count(tmp_path, caplog):
     raws, scores = write_results(tmp_path)  # 3 models x 2 languages x 2 templates
     with caplog.at_level(logging.INFO, logger="babeleval"):
         aggregate.write_outputs(scores, tmp_path / "lb.csv", tmp_path / "lb.md", tmp_path / "m.json", raw_files=raws,
-                                bootstrap={"seed": 3, "samples": 50, "confidence": 0.9})
+                                settings=AnalysisSettings(seed=3, samples=50, confidence=0.9))
         significance.pairwise(load_raw(raws), load_scores(scores), seed=0, n_samples=50)
     full = "[" + "#" * 20 + "] 100%"
     finished = [m.split(",")[0] for m in caplog.messages if full in m]

@@ -121,6 +121,7 @@ def outcomes() -> dict[tuple, str]:
 @pytest.fixture(scope="module")
 def wide_report(tmp_path_factory) -> Path:
     from babeleval.analysis import plots, report
+    from babeleval.analysis.settings import AnalysisSettings
 
     root = tmp_path_factory.mktemp("wide")
     raws, scores = write_results(root, models=MODELS, outcomes=outcomes())
@@ -134,7 +135,7 @@ def wide_report(tmp_path_factory) -> Path:
                             "parse_failures": plots.parse_failures(tables["parse_failures"], "belebele",
                                                                    root / "parse_failures.png")}}
     page = root / "report.html"
-    page.write_text(report.render(tables, figures, {"seed": 1}), encoding="utf-8")
+    page.write_text(report.render(tables, figures, AnalysisSettings(seed=1)), encoding="utf-8")
     return page
 
 

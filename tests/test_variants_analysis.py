@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from babeleval.analysis import variation
-from babeleval.analysis.records import Combo
+from babeleval.core.paths import Combo
 from babeleval.analysis.settings import AnalysisSettings
 
 BASE = "formatspread"

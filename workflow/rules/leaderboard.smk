@@ -11,7 +11,7 @@ rule leaderboard:
         # per-item outcomes for the bootstrap intervals (ci_low, ci_high)
         raw=all_raw(),
     params:
-        bootstrap=GRID.analysis.pick("seed", "confidence", "samples"),
+        settings=GRID.analysis.pick("seed", "confidence", "samples"),
     threads: CPU_THREADS
     resources:
         **CPU_RESOURCES,

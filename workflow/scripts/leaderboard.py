@@ -1,10 +1,11 @@
 import logging
 
 from babeleval.analysis import leaderboard
+from babeleval.analysis.settings import AnalysisSettings
 from babeleval.core import joblog
 
 joblog.setup(snakemake.log[0])
 frame = leaderboard.write_outputs(snakemake.input.scores, snakemake.output.csv, snakemake.output.md,
                                   snakemake.output.metrics, raw_files=snakemake.input.raw,
-                                  bootstrap=snakemake.params.bootstrap)
+                                  settings=AnalysisSettings(**snakemake.params.settings))
 logging.info("%d leaderboard rows", len(frame))

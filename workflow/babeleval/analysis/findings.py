@@ -1,6 +1,6 @@
 """The report's summary sentences, each with its evidence: is the difference real, and is it parsing or answering?
 
-Per task, on its headline metric (babeleval.analysis.units):
+Per task, on its headline metric (babeleval.score.metrics):
 
 - the **largest template effect** (one model and language, two templates) and the **biggest model gap** (one
   template and language, two models), from the paired tests (exact McNemar or paired bootstrap, Holm-adjusted
@@ -19,7 +19,8 @@ from typing import Any
 
 import pandas as pd
 
-from .units import PARSE_FAILURE_RATE, PARSED_ACCURACY, PERCENT_METRICS, primary_metric, shown
+from ..score.metrics import ACCURACY, PARSE_FAILURE_RATE, PARSED_ACCURACY, get_metric, headline_metric
+from .settings import DEFAULT_SETTINGS
 
 Key = tuple[str, str, str, str]  # model, task, language, template
 
@@ -48,7 +49,7 @@ class Board:
     def parsed_accuracy(self, key: Key) -> float | None:
         value = self.get(key, PARSED_ACCURACY)
         if value is None and self.get(key, PARSE_FAILURE_RATE) is None:
-            return self.get(key, "acc")  # nothing to parse: every answer counts
+            return self.get(key, ACCURACY)  # nothing to parse: every answer counts
         return value
 
 
@@ -67,7 +68,7 @@ def parsing_text(board: Board, a: Key, b: Key, label_a: str, label_b: str, metri
     if pf_a == 0 and pf_b == 0:
         return "No parse failures on either side: the difference is in answering."
     text = f"Parse failures: {label_a} {pct(pf_a)}, {label_b} {pct(pf_b)}"
-    if metric != "acc":
+    if metric != ACCURACY:
         return text + "."
     acc_a, acc_b = board.parsed_accuracy(a), board.parsed_accuracy(b)
     if acc_a is None or acc_b is None:
@@ -105,7 +106,8 @@ def largest_difference(task: str, metric: str, board: Board, sig: pd.DataFrame, 
     else:
         where, key_a, key_b = f"template {fixed}", (a, task, language, fixed), (b, task, language, fixed)
         side_a, side_b = a, b
-    score_a, score_b = shown(metric, float(row["score_a"])), shown(metric, float(row["score_b"]))
+    shown = get_metric(metric).shown
+    score_a, score_b = shown(float(row["score_a"])), shown(float(row["score_b"]))
     largest = "largest" if compared == "template" else "biggest"
     return (f"{task}: {largest} {what} on {metric}: {where}, {language}, {side_a} {score_a:.1f} vs {side_b} {score_b:.1f} "
             f"({score_a - score_b:+.1f} points on {int(row['n_items'])} paired items), {significance_text(row, alpha)}. "
@@ -115,12 +117,13 @@ def largest_difference(task: str, metric: str, board: Board, sig: pd.DataFrame, 
 def robust_languages(task: str, metric: str, board: Board, task_board: pd.DataFrame, sig: pd.DataFrame) -> list[str]:
     """Most and least robust language: mean over models of the spread across templates."""
     frame = task_board[task_board["metric"] == metric].dropna(subset=["value"])
+    shown = get_metric(metric).shown
     spreads: dict[str, list[float]] = {}
     pf_spreads: dict[str, list[float]] = {}
     for (model, language), group in frame.groupby(["model", "language"], sort=True):
         if group["template"].nunique() < 2:
             continue
-        spreads.setdefault(language, []).append(shown(metric, group["value"].max()) - shown(metric, group["value"].min()))
+        spreads.setdefault(language, []).append(shown(group["value"].max()) - shown(group["value"].min()))
         rates = [board.parse_failure((model, task, language, t)) for t in group["template"]]
         pf_spreads.setdefault(language, []).append(100.0 * (max(rates) - min(rates)))
     if len(spreads) < 2:
@@ -145,17 +148,18 @@ def headline(task: str, metric: str, board: Board, task_board: pd.DataFrame) -> 
     """Per model: the headline metric over all items and over parsed items, and the parse-failure rate."""
     out = []
     frame = task_board[task_board["metric"] == metric].dropna(subset=["value"])
+    defined = get_metric(metric)
     for model, group in frame.groupby("model", sort=True):
         keys = [(model, task, r.language, r.template) for r in group.itertuples(index=False)]
-        value = sum(shown(metric, v) for v in group["value"]) / len(group)
-        unit = "%" if metric in PERCENT_METRICS else ""
+        value = sum(defined.shown(v) for v in group["value"]) / len(group)
+        unit = "%" if defined.percent else ""
         text = f"{task}, {model}: {metric} {value:.1f}{unit} over all items (mean over {group['language'].nunique()} language(s) and " \
                f"{group['template'].nunique()} template(s))"
         generated = [k for k in keys if board.get(k, PARSE_FAILURE_RATE) is not None]
         if generated:
             pf = sum(board.parse_failure(k) for k in generated) / len(generated)
             text += f"; on its {len(generated)} generated combination(s), parse failures {pct(pf)}"
-            if metric == "acc" and any((k, PARSED_ACCURACY) in board.values for k in generated):
+            if metric == ACCURACY and any((k, PARSED_ACCURACY) in board.values for k in generated):
                 parsed = [board.parsed_accuracy(k) for k in generated]
                 parsed = [v for v in parsed if v is not None]
                 text += (f" and accuracy over parsed items {pct(sum(parsed) / len(parsed))}" if parsed
@@ -165,13 +169,13 @@ def headline(task: str, metric: str, board: Board, task_board: pd.DataFrame) -> 
 
 
 def per_task(leaderboard: pd.DataFrame, sig_templates: pd.DataFrame, sig_models: pd.DataFrame,
-             alpha: float = 0.05) -> dict[str, list[str]]:
+             alpha: float = DEFAULT_SETTINGS.alpha) -> dict[str, list[str]]:
     """task -> its summary sentences, in reading order."""
     board = Board(leaderboard)
     out: dict[str, list[str]] = {}
     for task in sorted(leaderboard["task"].unique()):
         task_board = leaderboard[leaderboard["task"] == task]
-        metric = primary_metric(task_board["metric"].unique())
+        metric = headline_metric(task_board["metric"].unique())
         if metric is None:
             continue
 

@@ -4,8 +4,8 @@
   ``acc`` (over all items, a parse failure counting as wrong) and
   ``parse_failure_rate`` it separates *can the model answer* from *does it
   answer in the format the parser reads*.
-- the **chance level** of an accuracy-type metric: the mean over items of
-  1 / (number of choices), for tasks whose items have choices; none otherwise
+- the **chance level** of a metric that has one (its ``chance``, ``babeleval.score.metrics``): the mean
+  over items of 1 / (number of choices), for tasks whose items have choices; none otherwise
   (translation, extractive QA and math have no chance level).
 """
 
@@ -17,12 +17,13 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from ..core.jsonl import read_jsonl
+from ..core.paths import combo_from_path
 from ..core.progress import Progress
-from .bootstrap import DEFAULT_CONFIDENCE, DEFAULT_SAMPLES, interval_for
-from .units import PARSED_ACCURACY
-
-# metrics on a 0-1 scale whose chance level is 1 / (number of choices)
-CHANCE_METRICS = frozenset({"acc", "acc_norm", PARSED_ACCURACY, "balanced_acc"})
+from ..score.metrics import ACCURACY, PARSED_ACCURACY, get_metric
+from .bootstrap import interval_for
+from .records import slim
+from .settings import DEFAULT_SETTINGS
 
 
 def chance_level(records: Sequence[dict[str, Any]]) -> float | None:
@@ -39,7 +40,7 @@ def is_generated(records: Sequence[dict[str, Any]]) -> bool:
 
 
 def parsed_accuracy_row(combo: tuple[str, str, str, str], records: Sequence[dict[str, Any]], *, seed: int,
-                        n_samples: int = DEFAULT_SAMPLES, confidence: float = DEFAULT_CONFIDENCE
+                        n_samples: int = DEFAULT_SETTINGS.samples, confidence: float = DEFAULT_SETTINGS.confidence
                         ) -> dict[str, Any] | None:
     """The ``acc_parsed`` leaderboard row of a generated combination scored per item; None otherwise."""
     if not is_generated(records) or not all(isinstance(r.get("correct"), bool) for r in records):
@@ -49,8 +50,8 @@ def parsed_accuracy_row(combo: tuple[str, str, str, str], records: Sequence[dict
     row = {"model": model, "task": task, "language": language, "template": template, "metric": PARSED_ACCURACY,
            "value": float("nan"), "n": len(parsed), "ci_low": float("nan"), "ci_high": float("nan")}
     if parsed:
-        row["value"] = sum(r["correct"] for r in parsed) / len(parsed)
-        row["ci_low"], row["ci_high"] = interval_for("acc", parsed, seed=seed, n_samples=n_samples,
+        row["value"] = get_metric(PARSED_ACCURACY).compute(records)
+        row["ci_low"], row["ci_high"] = interval_for(PARSED_ACCURACY, records, seed=seed, n_samples=n_samples,
                                                      confidence=confidence)
     return row
 
@@ -62,15 +63,12 @@ def truncated_prompts(score_file: str | Path) -> int | None:
 
 
 def add_headline_columns(frame: pd.DataFrame, raw_files: Sequence[str | Path], score_files: Sequence[str | Path],
-                         *, seed: int, n_samples: int = DEFAULT_SAMPLES,
-                         confidence: float = DEFAULT_CONFIDENCE) -> pd.DataFrame:
+                         *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples,
+                         confidence: float = DEFAULT_SETTINGS.confidence) -> pd.DataFrame:
     """The leaderboard with ``acc_parsed`` rows, a ``chance`` column and a ``truncated_prompts`` column.
 
     Raw files are read one at a time, as for the intervals.
     """
-    from ..core.jsonl import read_jsonl
-    from .records import combo_from_path, slim
-
     present = set(zip(frame["model"], frame["task"], frame["language"], frame["template"]))
     chance: dict[tuple, float | None] = {}
     extra_rows = []
@@ -84,7 +82,7 @@ def add_headline_columns(frame: pd.DataFrame, raw_files: Sequence[str | Path], s
             records = [slim(r) for r in full]
             del full
             row = parsed_accuracy_row(combo, records, seed=seed, n_samples=n_samples, confidence=confidence)
-            if row is not None and "acc" in set(frame.loc[(frame["model"] == combo[0]) & (frame["task"] == combo[1])
+            if row is not None and ACCURACY in set(frame.loc[(frame["model"] == combo[0]) & (frame["task"] == combo[1])
                                                           & (frame["language"] == combo[2])
                                                           & (frame["template"] == combo[3]), "metric"]):
                 extra_rows.append(row)
@@ -97,7 +95,7 @@ def add_headline_columns(frame: pd.DataFrame, raw_files: Sequence[str | Path], s
     out = pd.concat([frame, pd.DataFrame(extra_rows, columns=frame.columns)], ignore_index=True) \
         if extra_rows else frame.copy()
     keys = list(zip(out["model"], out["task"], out["language"], out["template"]))
-    out["chance"] = [chance.get(k) if m in CHANCE_METRICS else None for k, m in zip(keys, out["metric"])]
+    out["chance"] = [chance.get(k) if get_metric(m).chance else None for k, m in zip(keys, out["metric"])]
     out["chance"] = out["chance"].astype(float)
     out["truncated_prompts"] = pd.array([truncated.get(k) for k in keys], dtype="Int64")
     return out.sort_values(["model", "task", "language", "template", "metric"], kind="stable").reset_index(drop=True)

@@ -21,7 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from .records import Combo, item_text
+from ..core.paths import Combo
+from .records import item_text
 from .significance import mcnemar_exact
 
 ITEM_COLUMNS = ["task", "language", "template", "id", "n_models", "n_correct", "bucket", "models_correct",

@@ -16,6 +16,12 @@ from typing import Any, Iterable
 import pandas as pd
 
 from ..core.jsonl import atomic_open, write_json
+from ..score.metrics import get_metric, headline_metric
+from .bootstrap import leaderboard_intervals
+from .headline import add_headline_columns
+from .paper_tables import markdown
+from .records import metric_options
+from .settings import DEFAULT_SETTINGS, AnalysisSettings
 
 COLUMNS = ["model", "task", "language", "template", "metric", "value", "n"]
 
@@ -33,52 +39,43 @@ def leaderboard(scores: Iterable[dict[str, Any]]) -> pd.DataFrame:
 
 def headline_metrics(frame: pd.DataFrame) -> dict[str, Any]:
     """model -> task -> {headline metric: mean over the task's languages and templates}, on the scale the
-    leaderboard shows (accuracy in %, chrF and BLEU 0-100; ``analysis.units``).
+    leaderboard shows (accuracy in %, chrF and BLEU 0-100: each metric's scale, ``babeleval.score.metrics``).
 
     The headline metric is chosen per task from the metrics every model reports for it, so one task's
     column keeps its name across models and experiments.
     """
-    from .units import primary_metric, shown
-
     out: dict[str, Any] = {}
     for task, rows in frame.groupby("task", sort=True):
-        metric = primary_metric(set(rows["metric"]))
+        metric = headline_metric(set(rows["metric"]))
         if metric is None:
             continue
         for model, values in rows[rows["metric"] == metric].groupby("model", sort=True):
-            mean = shown(metric, float(values["value"].mean()))
+            mean = get_metric(metric).shown(float(values["value"].mean()))
             out.setdefault(str(model), {})[str(task)] = {metric: round(mean, 2)}
     return out
 
 
 def write_outputs(score_files: Iterable[str | Path], csv_path: str | Path, md_path: str | Path,
                   metrics_path: str | Path, raw_files: Iterable[str | Path] | None = None,
-                  bootstrap: dict[str, Any] | None = None) -> pd.DataFrame:
+                  settings: AnalysisSettings = DEFAULT_SETTINGS) -> pd.DataFrame:
     """Write the leaderboard; with ``raw_files``, add seeded bootstrap intervals (``ci_low``, ``ci_high``),
-    accuracy over parsed items (``acc_parsed``), the chance level and the truncated-prompt count.
-
-    ``bootstrap`` holds ``seed``, ``samples`` and ``confidence`` (see babeleval.analysis.bootstrap).
-    """
+    accuracy over parsed items (``acc_parsed``), the chance level and the truncated-prompt count, with the
+    analysis settings' seed, resamples and confidence."""
     score_files = list(score_files)
     scores = [json.loads(Path(p).read_text(encoding="utf-8")) for p in score_files]
     frame = leaderboard(scores)
     metrics = headline_metrics(frame)  # the scores' own metrics only: what `dvc exp show` compares
-    settings = bootstrap or {}
-    confidence = settings.get("confidence", 0.95)
     if raw_files is not None:
-        from .bootstrap import leaderboard_intervals
-        from .headline import add_headline_columns
-
         raw_files = list(raw_files)
-        frame = leaderboard_intervals(frame, raw_files, seed=settings.get("seed", 0),
-                                      n_samples=settings.get("samples", 1000), confidence=confidence)
-        frame = add_headline_columns(frame, raw_files, score_files, seed=settings.get("seed", 0),
-                                     n_samples=settings.get("samples", 1000), confidence=confidence)
-    from .paper_tables import markdown
-
+        options = {(summary["model"], summary["task"], summary["language"], summary["template"]): metric_options(summary)
+                   for summary in scores}
+        frame = leaderboard_intervals(frame, raw_files, seed=settings.seed, n_samples=settings.samples,
+                                      confidence=settings.confidence, options=options)
+        frame = add_headline_columns(frame, raw_files, score_files, seed=settings.seed, n_samples=settings.samples,
+                                     confidence=settings.confidence)
     with atomic_open(csv_path) as handle:
         frame.to_csv(handle, index=False, float_format="%.6f", lineterminator="\n")
     with atomic_open(md_path) as handle:
-        handle.write(markdown(frame, confidence) + "\n")
+        handle.write(markdown(frame, settings.confidence) + "\n")
     write_json(metrics_path, metrics)
     return frame

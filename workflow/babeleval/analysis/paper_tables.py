@@ -2,10 +2,10 @@
 
 One table per template, and one with each model's best and mean over templates.
 A cell holds the value and its bootstrap interval; beside every generated score
-the parse-failure rate. Scales are fixed and stated: accuracy-type metrics
-(acc, balanced accuracy, macro-F1, parse-failure rate) as **percent, 0-100**;
-chrF, BLEU and SQuAD exact match / F1 are already on 0-100. The long CSV
-(``results/leaderboard.csv``) keeps the 0-1 values for machines.
+the parse-failure rate. Scales are each metric's own (``babeleval.score.metrics``):
+accuracy-type metrics (acc, balanced accuracy, macro-F1, parse-failure rate) as
+**percent, 0-100**; chrF, BLEU and SQuAD exact match / F1 are already on 0-100.
+The long CSV (``results/leaderboard.csv``) keeps the 0-1 values for machines.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 import pandas as pd
 
-from .units import PARSE_FAILURE_RATE as PF
-from .units import PARSED_ACCURACY, label, primary_metric
-from .units import shown as scale
+from ..score.metrics import ACCURACY, PARSED_ACCURACY, get_metric, headline_metric
+from ..score.metrics import PARSE_FAILURE_RATE as PF
+from .settings import DEFAULT_SETTINGS
 
 
 def _is_missing(value: Any) -> bool:
@@ -35,9 +35,10 @@ def cell(row: pd.Series | None, pf: float | None = None) -> str:
     metric = row["metric"]
     if metric == PARSED_ACCURACY and _is_missing(row["value"]):
         return "no parsed answer"
-    text = fmt(scale(metric, row["value"]))
+    shown = get_metric(metric).shown
+    text = fmt(shown(row["value"]))
     if not _is_missing(row.get("ci_low")) and not _is_missing(row.get("ci_high")):
-        text += f" [{fmt(scale(metric, row['ci_low']))}, {fmt(scale(metric, row['ci_high']))}]"
+        text += f" [{fmt(shown(row['ci_low']))}, {fmt(shown(row['ci_high']))}]"
     if pf is not None and not _is_missing(pf):
         text += f" · pf {fmt(100.0 * pf)}"
     return text
@@ -51,11 +52,11 @@ def language_order(frame: pd.DataFrame) -> list[str]:
 
 def headline_metrics(task_frame: pd.DataFrame) -> list[str]:
     """The task's headline metric, and accuracy over parsed items where it exists."""
-    primary = primary_metric(task_frame["metric"].unique())
+    primary = headline_metric(task_frame["metric"].unique())
     if primary is None:
         return []
     out = [primary]
-    if primary == "acc" and PARSED_ACCURACY in set(task_frame["metric"]):
+    if primary == ACCURACY and PARSED_ACCURACY in set(task_frame["metric"]):
         out.append(PARSED_ACCURACY)
     return out
 
@@ -83,7 +84,7 @@ def template_table(task_frame: pd.DataFrame, metric: str, template: str, languag
             key = (model, lang, template)
             row[lang] = cell(cells.get(key), pfs.get(key) if metric != PARSED_ACCURACY else None)
         values = [cells[(model, lang, template)]["value"] for lang in languages if (model, lang, template) in cells]
-        row["mean"] = fmt(scale(metric, sum(values) / len(values))) if values else ""
+        row["mean"] = fmt(get_metric(metric).shown(sum(values) / len(values))) if values else ""
         rows.append(row)
     return pd.DataFrame(rows, columns=["model", *languages, "mean"])
 
@@ -103,12 +104,12 @@ def best_mean_table(task_frame: pd.DataFrame, metric: str, languages: list[str])
             best = group.sort_values(["value", "template"], ascending=[False, True]).iloc[0]
             pf = pfs.get((model, lang, best["template"])) if metric != PARSED_ACCURACY else None
             row[lang] = (f"best {cell(best, pf)} ({best['template']}); "
-                         f"mean {fmt(scale(metric, group['value'].mean()))}")
+                         f"mean {fmt(get_metric(metric).shown(group['value'].mean()))}")
         rows.append(row)
     return pd.DataFrame(rows, columns=["model", *languages])
 
 
-def markdown(leaderboard: pd.DataFrame, confidence: float = 0.95) -> str:
+def markdown(leaderboard: pd.DataFrame, confidence: float = DEFAULT_SETTINGS.confidence) -> str:
     """``results/leaderboard.md``: the tables for every task, headline metrics first."""
     lines = ["# Leaderboard", "",
              f"Cells: value [{confidence:.0%} bootstrap interval over items]. Accuracy-type metrics in percent "
@@ -125,7 +126,7 @@ def markdown(leaderboard: pd.DataFrame, confidence: float = 0.95) -> str:
             templates = sorted(metric_frame["template"].unique())
             chance = chance_of(metric_frame)
             chance_text = f"chance {fmt(100.0 * chance)}" if chance is not None else "no chance level"
-            lines += [f"## {task}: {label(metric)}", "", f"{chance_text}.", ""]
+            lines += [f"## {task}: {get_metric(metric).label}", "", f"{chance_text}.", ""]
             for template in templates:
                 lines += [f"### template `{template}`", "",
                           template_table(task_frame, metric, template, languages).to_markdown(index=False, disable_numparse=True), ""]

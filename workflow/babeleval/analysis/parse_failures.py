@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from ..score.parsers import reason_of
-from .records import Combo
+from ..core.paths import Combo
 
 RATE_COLUMNS = ["model", "task", "language", "template", "generated", "n", "parse_failures", "rate", "reasons",
                 "top_reason"]

@@ -5,8 +5,8 @@
   template with its bootstrap interval, the range the templates span, and the chance level;
 - ``parse_failures.png`` (tasks with a generated template): parse-failure rate, (model, template) x language.
 
-Every metric is drawn on the scale the tables use (babeleval.analysis.units: accuracy in percent, chrF/BLEU
-0-100), and languages are ordered by their mean headline score, best first, in every figure of a task.
+Every metric is drawn on the scale the tables use (its own, babeleval.score.metrics: accuracy in percent,
+chrF/BLEU 0-100), and languages are ordered by their mean headline score, best first, in every figure of a task.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ..score.metrics import get_metric, headline_metric  # noqa: E402
 from .paper_tables import chance_of, language_order  # noqa: E402
-from .units import axis_label, label, primary_metric, shown  # noqa: E402
 
 MARKERS = "os^Dv<>Pp*hX"
 PNG_METADATA = {"Software": None}  # no matplotlib version in the file: reruns give the same bytes
 
-__all__ = ["heatmap", "template_spread", "parse_failures", "primary_metric", "value_range", "language_order"]
+__all__ = ["heatmap", "template_spread", "parse_failures", "value_range", "language_order"]
 
 
 def value_range(values) -> tuple[float, float]:
@@ -47,13 +47,13 @@ def value_range(values) -> tuple[float, float]:
 def headline(leaderboard: pd.DataFrame, task: str) -> tuple[str | None, pd.DataFrame]:
     """The task's headline metric and its rows, values (and intervals) on the shown scale."""
     frame = leaderboard[leaderboard["task"] == task]
-    metric = primary_metric(frame["metric"].unique())
+    metric = headline_metric(frame["metric"].unique())
     if metric is None:
         return None, frame.iloc[0:0]
     frame = frame[frame["metric"] == metric].copy()
     for column in ("value", "ci_low", "ci_high", "chance"):
         if column in frame.columns:
-            frame[column] = [shown(metric, v) for v in frame[column].astype(float)]
+            frame[column] = [get_metric(metric).shown(v) for v in frame[column].astype(float)]
     return metric, frame
 
 
@@ -90,7 +90,7 @@ def _grid(ax, table: pd.DataFrame, vmin: float, vmax: float, cmap: str, annotate
 
 def heatmap(leaderboard: pd.DataFrame, task: str, path: str | Path) -> str:
     metric, frame = headline(leaderboard, task)
-    title = f"{task}: {label(metric) if metric else 'no scores'}"
+    title = f"{task}: {get_metric(metric).label if metric else 'no scores'}"
     if metric is None or frame.empty:
         return _empty(path, title, "no scores")
     templates = sorted(frame["template"].unique())
@@ -110,7 +110,7 @@ def heatmap(leaderboard: pd.DataFrame, task: str, path: str | Path) -> str:
         ax.set_title(f"template: {template}", fontsize=10)
     chance = chance_of(frame)
     bar = fig.colorbar(image, ax=axes[0].tolist(), shrink=0.9,
-                       label=axis_label(metric) + (f" (chance {chance:.1f})" if chance is not None else ""))
+                       label=get_metric(metric).axis_label + (f" (chance {chance:.1f})" if chance is not None else ""))
     if chance is not None:
         bar.ax.axhline(chance, color="red", linewidth=2.5)
     fig.suptitle(title + "; languages by mean score")
@@ -154,7 +154,7 @@ def template_spread(leaderboard: pd.DataFrame, task: str, path: str | Path) -> s
     if chance is not None:
         ax.axhline(chance, color="red", linestyle="--", linewidth=1, label=f"chance ({chance:.1f})")
     ax.set_xticks(range(len(languages)), languages, rotation=45, ha="right")
-    ax.set_ylabel(axis_label(metric))
+    ax.set_ylabel(get_metric(metric).axis_label)
     low, high = value_range(frame["value"])
     pad = 0.03 * (high - low)
     ax.set_ylim(low - pad, high + pad)

@@ -2,7 +2,7 @@
 
 A raw file is ``results/raw/{model}/{task}/{language}/{template}.jsonl``; its
 path gives the labels. Only what analysis needs is kept in memory (ids,
-outcomes, parse results, hypotheses and references, per-item numbers): the
+outcomes, parse results, predictions and golds, per-item numbers): the
 prompt, choices, exemplars and fingerprints are dropped and long responses
 shortened, since a full Belebele grid is hundreds of thousands of records.
 """
@@ -11,31 +11,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple
+from typing import Any, Iterable
+
+import pandas as pd
 
 from ..core.choices import LETTERS
-from ..core.jsonl import read_jsonl
+from ..core.paths import Combo, combo_from_path
+from ..core.jsonl import atomic_open, read_jsonl
 
 # Fields analysis reads; besides these, a record keeps its numbers and booleans (per-item metrics such as f1).
-KEPT = frozenset({"id", "language", "parsed", "parse_error", "response", "prediction", "gold", "answer",
-                  "hypothesis", "references", "reference"})
+KEPT = frozenset({"id", "language", "parsed", "parse_error", "response", "prediction", "gold", "answer"})
 RESPONSE_CHARS = 500
-
-
-class Combo(NamedTuple):
-    model: str
-    task: str
-    language: str
-    template: str
-
-
-def combo_from_path(path: str | Path) -> Combo:
-    """Labels of ``.../{model}/{task}/{language}/{template}.jsonl`` (or ``.json``)."""
-    path = Path(path)
-    parts = path.parts
-    if len(parts) < 4:
-        raise ValueError(f"{path}: expected .../<model>/<task>/<language>/<template>{path.suffix}")
-    return Combo(parts[-4], parts[-3], parts[-2], path.stem)
 
 
 def slim(record: dict[str, Any]) -> dict[str, Any]:
@@ -60,6 +46,12 @@ def load_scores(paths: Iterable[str | Path]) -> dict[Combo, dict[str, Any]]:
         summary = json.loads(Path(path).read_text(encoding="utf-8"))
         out[Combo(summary["model"], summary["task"], summary["language"], summary["template"])] = summary
     return out
+
+
+def metric_options(summary: dict[str, Any]) -> dict[str, Any]:
+    """The metric options a scores file's combination was scored with (its resolved record), if it records them."""
+    record = (summary.get("provenance") or {}).get("spec") or {}
+    return dict(record.get("metric_options") or {})
 
 
 def item_text(item: dict[str, Any], limit: int = 300) -> str:
@@ -89,8 +81,6 @@ def load_items(paths: Iterable[str | Path]) -> dict[tuple[str, str], dict[str, d
 
 def write_csv(frame, path: str | Path) -> None:
     """A table as CSV, written atomically with a fixed float format so reruns give identical files."""
-    from ..core.jsonl import atomic_open
-
     with atomic_open(path) as handle:
         frame.to_csv(handle, index=False, float_format="%.6f", lineterminator="\n")
 
@@ -107,8 +97,6 @@ NAME_COLUMNS = frozenset({
 
 def read_table(path: str | Path):
     """An analysis CSV read back with its name columns as text: a template named ``0.2`` or ``007`` stays so."""
-    import pandas as pd
-
     header = pd.read_csv(path, nrows=0).columns
     return pd.read_csv(path, dtype={c: str for c in header if c in NAME_COLUMNS}, keep_default_na=False,
                        na_values=[""])

@@ -19,10 +19,10 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from ..core.jsonl import atomic_open
-from . import findings
-from . import paper_tables
+from ..score.metrics import get_metric
+from . import findings, paper_tables
 from .records import read_table
-from .units import PERCENT_METRICS, label
+from .settings import AnalysisSettings
 
 MAX_ROWS = 200
 TEMPLATE = "report.html.j2"
@@ -82,15 +82,15 @@ def table_html(frame: pd.DataFrame, table_id: str, csv_name: str | None = None, 
     return Markup(f'<div class="scroll">{body}</div>{more}')
 
 
-def families_html(frame: pd.DataFrame) -> Markup:
-    """The correction families of a significance table: how many tests each holds, how many are significant."""
+def corrections_html(frame: pd.DataFrame) -> Markup:
+    """The correction groups of a significance table: how many tests each holds, how many are significant."""
     if frame.empty:
         return Markup("")
     summary = frame.groupby("correction", sort=True).agg(tests=("p_value", "size"),
                                                           significant=("significant", "sum")).reset_index()
     items = "".join(f"<li>{html.escape(row.correction)}: {int(row.significant)} significant</li>"
                     for row in summary.itertuples(index=False))
-    return Markup(f'<ul class="families">{items}</ul>')
+    return Markup(f'<ul class="corrections">{items}</ul>')
 
 
 # per table: the score columns shown on each metric's display scale (accuracy-type metrics in percent)
@@ -103,7 +103,7 @@ def on_display_scale(frame: pd.DataFrame, columns: tuple[str, ...]) -> pd.DataFr
     if frame.empty or "metric" not in frame.columns:
         return frame
     frame = frame.copy()
-    factor = frame["metric"].isin(PERCENT_METRICS).map({True: 100.0, False: 1.0})
+    factor = frame["metric"].map(lambda name: 100.0 if get_metric(name).percent else 1.0)
     for column in columns:
         if column in frame.columns:
             frame[column] = frame[column].astype(float) * factor
@@ -116,19 +116,19 @@ def _read(path: str | Path | None) -> pd.DataFrame:
     return read_table(path)
 
 
-def overview(tables: dict[str, pd.DataFrame], settings: dict[str, Any]) -> list[str]:
+def overview(tables: dict[str, pd.DataFrame], settings: AnalysisSettings) -> list[str]:
     """The grid, the share of significant tests and the parse-failure total."""
     out = []
     lb = tables["leaderboard"]
     if not lb.empty:
         out.append(f"{lb['model'].nunique()} model(s), {lb['task'].nunique()} task(s), "
                    f"{lb['language'].nunique()} language(s), {lb['template'].nunique()} template(s); every score "
-                   f"with a {settings.get('confidence', 0.95):.0%} bootstrap interval.")
+                   f"with a {settings.confidence:.0%} bootstrap interval.")
     for key, name in (("significance_templates", "template-vs-template"), ("significance_models", "model-vs-model")):
         sig = tables[key]
         if not sig.empty:
             out.append(f"{name}: {int(sig['significant'].astype(bool).sum())} of {len(sig)} paired tests significant "
-                       f"at alpha={settings.get('alpha', 0.05)} after Holm-Bonferroni correction.")
+                       f"at alpha={settings.alpha} after Holm-Bonferroni correction.")
     rates = tables["parse_failures"]
     if not rates.empty and "generated" in rates.columns:
         rates = rates[rates["generated"].astype(str).str.lower() == "true"]  # log-likelihood scoring reads no text
@@ -159,7 +159,7 @@ def paper_blocks(lb: pd.DataFrame) -> list[dict[str, Any]]:
             if len(templates) > 1 and (best[languages] != "").any().any():
                 tables.append(("best and mean over templates",
                                table_html(best, f"paper-{task}-{metric}-best", classes="data paper")))
-            blocks.append({"task": task, "label": label(metric), "tables": tables,
+            blocks.append({"task": task, "label": get_metric(metric).label, "tables": tables,
                            "chance": f"Chance level: {chance * 100:.1f}." if chance is not None
                            else "No chance level for this metric."})
     return blocks
@@ -180,7 +180,7 @@ def figure_items(figures: dict[str, dict[str, str]], tasks: list[str]) -> dict[s
     return out
 
 
-def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], settings: dict[str, Any],
+def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], settings: AnalysisSettings,
            csv_names: dict[str, str] | None = None, sections: tuple[str, ...] = ()) -> str:
     """The page as a string. ``figures``: task -> {kind: png path} (kinds as in CAPTIONS); ``sections``: HTML
     sections other analysis rules wrote (the prompt-variation section), added at the end as they are."""
@@ -189,7 +189,7 @@ def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], 
     lb = tables["leaderboard"]
     models = sorted(lb["model"].unique()) if not lb.empty else []
     tasks = sorted(lb["task"].unique()) if not lb.empty else []
-    alpha = settings.get("alpha", 0.05)
+    alpha = settings.alpha
 
     def table(key: str, drop: tuple[str, ...] = ()) -> Markup:
         shown = on_display_scale(tables[key], SCALED.get(key, ()))
@@ -199,18 +199,17 @@ def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], 
                       keep_trailing_newline=True)
     sig_drop = ("comparison", "correction")
     page = env.get_template(TEMPLATE).render(
-        samples=settings.get("samples", 1000), seed=settings.get("seed"),
-        confidence_pct=f"{settings.get('confidence', 0.95):.0%}", alpha=alpha,
-        pivot=settings.get("pivot_language", "eng_Latn"), models=models,
+        samples=settings.samples, seed=settings.seed, confidence_pct=f"{settings.confidence:.0%}", alpha=alpha,
+        pivot=settings.pivot_language, models=models,
         overview=overview(tables, settings),
         task_findings=findings.per_task(lb, tables["significance_templates"], tables["significance_models"], alpha)
         if not lb.empty else {},
         paper_tables=paper_blocks(lb), truncated=paper_tables.truncation_lines(lb) if not lb.empty else [],
         long_table=table("leaderboard"), figures=figure_items(figures, tasks),
         sensitivity_table=table("sensitivity"), rank_table=table("rank_stability"),
-        families_templates=families_html(tables["significance_templates"]),
+        corrections_templates=corrections_html(tables["significance_templates"]),
         significance_templates_table=table("significance_templates", sig_drop),
-        families_models=families_html(tables["significance_models"]),
+        corrections_models=corrections_html(tables["significance_models"]),
         significance_models_table=table("significance_models", sig_drop),
         parse_failures_table=table("parse_failures"), parse_failure_reasons_table=table("parse_failure_reasons"),
         difficulty_buckets_table=table("difficulty_buckets"), difficulty_patterns_table=table("difficulty_patterns"),
@@ -221,7 +220,7 @@ def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], 
 
 
 def write_report(out: str | Path, csvs: dict[str, str | Path], figures: dict[str, dict[str, str]],
-                 settings: dict[str, Any], section_files: tuple[str | Path, ...] = ()) -> str:
+                 settings: AnalysisSettings, section_files: tuple[str | Path, ...] = ()) -> str:
     """Read the analysis CSVs named in ``csvs`` (keys as in TABLE_KEYS) and write the page to ``out``."""
     tables = {key: _read(csvs.get(key)) for key in TABLE_KEYS}
     sections = tuple(Path(path).read_text(encoding="utf-8") for path in section_files)

@@ -35,3 +35,7 @@ class AnalysisSettings:
     def pick(self, *names: str) -> dict[str, Any]:
         """Some settings as a plain mapping: what one rule's job is handed (its params, which rerun it on a change)."""
         return {name: getattr(self, name) for name in names}
+
+
+# the defaults on their own (with seed 0): what an analysis function uses when a caller gives no setting
+DEFAULT_SETTINGS = AnalysisSettings(seed=0)

@@ -5,10 +5,10 @@ Two kinds of comparison, each on the items both sides answered (matched by id):
 - **template vs template**: one model, one task, one language, two templates;
 - **model vs model**: one task, one language, one template, two models.
 
-The test follows the metric:
+The test follows the metric (its resampling, ``babeleval.score.metrics``):
 
-- a per-item right/wrong metric (acc, acc_norm): the **exact McNemar test**,
-  a two-sided binomial test on the discordant items (``statsmodels``'
+- the mean of a per-item right/wrong outcome (acc, acc_norm): the **exact McNemar
+  test**, a two-sided binomial test on the discordant items (``statsmodels``'
   ``mcnemar(exact=True)``);
 - any other metric (BLEU, chrF, macro-F1, SQuAD F1 ...): **paired
   bootstrap resampling**, as ``sacrebleu``'s paired test does it (same index
@@ -30,13 +30,14 @@ import pandas as pd
 from scipy import stats
 
 from ..core.progress import Progress
-from .bootstrap import DEFAULT_SAMPLES, ItemData, item_data, resample_indices
-from .records import Combo
+from ..score.metrics import ACCURACY, get_metric
+from .bootstrap import ItemData, item_data, resample_indices
+from ..core.paths import Combo
+from .records import metric_options
+from .settings import DEFAULT_SETTINGS
 
 COLUMNS = ["comparison", "task", "language", "fixed", "a", "b", "metric", "n_items", "score_a", "score_b", "diff",
            "test", "a_only", "b_only", "p_value", "p_holm", "significant", "family_size", "correction"]
-# metrics compared; parse_failure_rate is a format property reported in its own table
-SKIPPED_METRICS = frozenset({"parse_failure_rate"})
 CORRECTION = "Holm-Bonferroni"
 
 
@@ -53,7 +54,7 @@ def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int, float
     return a_only, b_only, float(min(1.0, p))
 
 
-def paired_bootstrap(a: ItemData, b: ItemData, *, seed: int, n_samples: int = DEFAULT_SAMPLES) -> float:
+def paired_bootstrap(a: ItemData, b: ItemData, *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples) -> float:
     """Two-sided paired bootstrap p-value of the score difference (sacrebleu's paired_bs procedure).
 
     One departure: equal scores give p = 1. sacrebleu's count of resamples whose centred difference
@@ -84,14 +85,13 @@ def holm(p_values: Sequence[float]) -> np.ndarray:
     return adjusted
 
 
-def is_binary(data: ItemData) -> bool:
-    return data.kind == "mean" and bool(np.all((data.values == 0) | (data.values == 1)))
-
-
 def compare(records_a: list[dict[str, Any]], records_b: list[dict[str, Any]], metric: str, *, seed: int,
-            n_samples: int = DEFAULT_SAMPLES) -> dict[str, Any] | None:
-    """One paired test of ``metric`` on the items both sides hold; None when it cannot be tested."""
-    data_a, data_b = item_data(metric, records_a), item_data(metric, records_b)
+            n_samples: int = DEFAULT_SETTINGS.samples, options: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """One paired test of ``metric`` on the items both sides hold; None when it cannot be tested.
+
+    ``options``: the metric options both sides were scored with (one task and language: the same).
+    """
+    data_a, data_b = item_data(metric, records_a, options), item_data(metric, records_b, options)
     if data_a is None or data_b is None:
         return None
     common = sorted(set(data_a.ids) & set(data_b.ids))
@@ -101,7 +101,7 @@ def compare(records_a: list[dict[str, Any]], records_b: list[dict[str, Any]], me
     row: dict[str, Any] = {"metric": metric, "n_items": len(common), "score_a": data_a.score(),
                            "score_b": data_b.score()}
     row["diff"] = row["score_a"] - row["score_b"]
-    if is_binary(data_a) and is_binary(data_b):
+    if data_a.outcome and data_b.outcome:
         a_only, b_only, p = mcnemar_exact(data_a.values == 1, data_b.values == 1)
         row.update(test="exact McNemar", a_only=a_only, b_only=b_only, p_value=p)
     else:
@@ -111,13 +111,15 @@ def compare(records_a: list[dict[str, Any]], records_b: list[dict[str, Any]], me
 
 
 def _metrics(scores: dict[Combo, dict], combo: Combo) -> list[str]:
+    """The metrics a combination reports that paired tests compare (not the parse-failure rate: a format
+    property, with its own table)."""
     summary = scores.get(combo)
-    names = list(summary["metrics"]) if summary else ["acc"]
-    return [m for m in names if m not in SKIPPED_METRICS]
+    names = list(summary["metrics"]) if summary else [ACCURACY]
+    return [m for m in names if get_metric(m).compared]
 
 
 def pairwise(raw: dict[Combo, list[dict]], scores: dict[Combo, dict] | None = None, *, seed: int,
-             n_samples: int = DEFAULT_SAMPLES, alpha: float = 0.05) -> dict[str, pd.DataFrame]:
+             n_samples: int = DEFAULT_SETTINGS.samples, alpha: float = DEFAULT_SETTINGS.alpha) -> dict[str, pd.DataFrame]:
     """Template-vs-template and model-vs-model tables, each with Holm-corrected p-values."""
     scores = scores or {}
     template_rows, model_rows = [], []
@@ -132,7 +134,8 @@ def pairwise(raw: dict[Combo, list[dict]], scores: dict[Combo, dict] | None = No
             ca, cb = members[a], members[b]
             shared = [m for m in _metrics(scores, ca) if m in set(_metrics(scores, cb))]
             for metric in shared:
-                row = compare(raw[ca], raw[cb], metric, seed=seed, n_samples=n_samples)
+                row = compare(raw[ca], raw[cb], metric, seed=seed, n_samples=n_samples,
+                              options=metric_options(scores.get(ca, {})))
                 if row is None:
                     continue
                 row.update(comparison=f"{kind} vs {kind}", task=task, language=language, fixed=fixed, a=a, b=b)

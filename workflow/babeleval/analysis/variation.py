@@ -28,6 +28,7 @@ Tables (one row per ...):
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 from typing import Any
@@ -36,11 +37,10 @@ import numpy as np
 import pandas as pd
 
 from ..core.progress import Progress
-from ..prompts.variants import AXES, DEFAULTS, base_name, split_name
-from .records import Combo
-from .settings import AnalysisSettings
+from ..prompts.variants import AXES, AXIS_DEFAULTS, base_name, split_name
+from ..core.paths import Combo
+from .settings import DEFAULT_SETTINGS, AnalysisSettings
 
-DEFAULT_PERMUTATIONS = 10_000
 # the tables' column naming a variant set by its base template (its name in published tables)
 BASE = "family"
 
@@ -48,7 +48,7 @@ BASE = "family"
 def settings_of(template: str) -> dict[str, str]:
     """Every axis's value for a template name (defaults filled in; shots left as 'base' where not set)."""
     _, settings = split_name(template)
-    return {axis: settings.get(axis, DEFAULTS.get(axis, "base")) for axis in AXES}
+    return {axis: settings.get(axis, AXIS_DEFAULTS.get(axis, "base")) for axis in AXES}
 
 
 def outcome_matrices(raw: dict[Combo, list[dict[str, Any]]]) -> dict[tuple[str, str, str, str], pd.DataFrame]:
@@ -100,8 +100,8 @@ def spread_null(values: np.ndarray, samples: int, rng: np.random.Generator, chun
     return np.concatenate(out)
 
 
-def spread_table(matrices: dict[tuple, pd.DataFrame], samples: int = 1000, confidence: float = 0.95,
-                 seed: int = 0) -> pd.DataFrame:
+def spread_table(matrices: dict[tuple, pd.DataFrame], samples: int = DEFAULT_SETTINGS.samples,
+                 confidence: float = DEFAULT_SETTINGS.confidence, seed: int = 0) -> pd.DataFrame:
     rows = []
     alpha = (1 - confidence) / 2
     progress = Progress(len(matrices), what="bootstrapped variant spreads of", unit="(model, language) cells")
@@ -134,8 +134,6 @@ def spread_table(matrices: dict[tuple, pd.DataFrame], samples: int = 1000, confi
 
 
 def _stable_int(text: str) -> int:
-    import hashlib
-
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:4], "big")
 
 
@@ -315,7 +313,7 @@ def permutation_test(x: np.ndarray, y: np.ndarray, permutations: int, seed: int)
     return rho, float(two), float(less), permutations
 
 
-def sensitivity_table(spread: pd.DataFrame, permutations: int = DEFAULT_PERMUTATIONS, seed: int = 0,
+def sensitivity_table(spread: pd.DataFrame, permutations: int = DEFAULT_SETTINGS.permutations, seed: int = 0,
                       groups: dict[str, list[str]] | None = None) -> pd.DataFrame:
     """Sensitivity (SD over variants) against the language's mean accuracy, and against its resource group.
 

@@ -28,15 +28,16 @@ from typing import Any, Iterable
 import numpy as np
 import pandas as pd
 
+from ..core import paths
+from ..core.errors import BabelevalError
+from ..core.paths import Combo, combo_from_path
 from ..analysis.bootstrap import item_data, percentile_interval, resample_indices
-from ..analysis.records import Combo, combo_from_path, slim
+from ..analysis.records import metric_options, slim
+from ..analysis.settings import DEFAULT_SETTINGS
 from ..analysis.significance import compare as paired_test
 from ..analysis.significance import holm
-from ..analysis.units import primary_metric, shown
-from ..core.errors import BabelevalError
+from ..score.metrics import ACCURACY, get_metric, headline_metric
 
-RAW = "results/raw"
-SCORES = "results/scores"
 WORKSPACE = "workspace"
 COLUMNS = ["model", "task", "language", "template", "metric", "n_items", "score_a", "score_b", "delta",
            "delta_low", "delta_high", "pf_a", "pf_b", "test", "p_value", "changed", "p_holm", "significant"]
@@ -93,24 +94,23 @@ class Side:
                                  f"`dvc pull` (an experiment: `dvc exp pull <remote> {self.label}`)") from exc
 
 
-def load_side(side: Side) -> tuple[dict[Combo, list[dict[str, Any]]], dict[Combo, list[str]]]:
-    """Raw records (slimmed) and the metrics each scores file reports, by combination."""
+def load_side(side: Side) -> tuple[dict[Combo, list[dict[str, Any]]], dict[Combo, dict[str, Any]]]:
+    """Raw records (slimmed) and the scores summaries, by combination."""
     raw: dict[Combo, list[dict[str, Any]]] = {}
-    for path in side.files(RAW, ".jsonl"):
+    for path in side.files(paths.RAW_DIR, ".jsonl"):
         raw[combo_from_path(path)] = [slim(json.loads(line)) for line in side.read(path).splitlines() if line.strip()]
-    metrics: dict[Combo, list[str]] = {}
-    for path in side.files(SCORES, ".json"):
-        summary = json.loads(side.read(path))
-        metrics[combo_from_path(path)] = list(summary.get("metrics", {}))
+    summaries: dict[Combo, dict[str, Any]] = {}
+    for path in side.files(paths.SCORES_DIR, ".json"):
+        summaries[combo_from_path(path)] = json.loads(side.read(path))
     if not raw:
-        raise BabelevalError(f"{side.label}: no per-item outputs under {RAW}/ (run the workflow there first)")
-    return raw, metrics
+        raise BabelevalError(f"{side.label}: no per-item outputs under {paths.RAW_DIR}/ (run the workflow there first)")
+    return raw, summaries
 
 
-def delta_interval(records_a, records_b, metric: str, *, seed: int, n_samples: int,
-                   confidence: float) -> tuple[float, float]:
+def delta_interval(records_a, records_b, metric: str, *, seed: int, n_samples: int, confidence: float,
+                   options: dict[str, Any] | None = None) -> tuple[float, float]:
     """Percentile interval of score_b - score_a, resampling the items both sides answered (the same draws)."""
-    a, b = item_data(metric, records_a), item_data(metric, records_b)
+    a, b = item_data(metric, records_a, options), item_data(metric, records_b, options)
     if a is None or b is None:
         return float("nan"), float("nan")
     common = sorted(set(a.ids) & set(b.ids))
@@ -127,27 +127,35 @@ def parse_failure(records: list[dict[str, Any]]) -> float | None:
     return sum(not r.get("parsed", True) for r in records) / len(records) if records else None
 
 
-def compare_sides(a: tuple[dict, dict], b: tuple[dict, dict], *, seed: int = 0, n_samples: int = 1000,
-                  confidence: float = 0.95, alpha: float = 0.05) -> pd.DataFrame:
+def _reported(summaries: dict[Combo, dict[str, Any]], combo: Combo) -> set[str]:
+    """The metrics a combination's scores file reports (accuracy where it has none)."""
+    summary = summaries.get(combo)
+    return set(summary.get("metrics", {})) if summary else {ACCURACY}
+
+
+def compare_sides(a: tuple[dict, dict], b: tuple[dict, dict], *, seed: int = DEFAULT_SETTINGS.seed,
+                  n_samples: int = DEFAULT_SETTINGS.samples, confidence: float = DEFAULT_SETTINGS.confidence,
+                  alpha: float = DEFAULT_SETTINGS.alpha) -> pd.DataFrame:
     """One row per combination both sides hold, on its headline metric; ``delta`` = b - a (shown scale)."""
-    raw_a, metrics_a = a
-    raw_b, metrics_b = b
+    raw_a, summaries_a = a
+    raw_b, summaries_b = b
     rows = []
     for combo in sorted(set(raw_a) & set(raw_b)):
-        names = set(metrics_a.get(combo, ["acc"])) & set(metrics_b.get(combo, ["acc"]))
-        metric = primary_metric(names)
+        metric = headline_metric(_reported(summaries_a, combo) & _reported(summaries_b, combo))
         if metric is None:
             continue
-        test = paired_test(raw_a[combo], raw_b[combo], metric, seed=seed, n_samples=n_samples)
+        options = metric_options(summaries_a.get(combo, {}))
+        test = paired_test(raw_a[combo], raw_b[combo], metric, seed=seed, n_samples=n_samples, options=options)
         if test is None:
             continue
         low, high = delta_interval(raw_a[combo], raw_b[combo], metric, seed=seed, n_samples=n_samples,
-                                   confidence=confidence)
+                                   confidence=confidence, options=options)
         pf_a, pf_b = parse_failure(raw_a[combo]), parse_failure(raw_b[combo])
+        shown = get_metric(metric).shown
         rows.append({**combo._asdict(), "metric": metric, "n_items": test["n_items"],
-                     "score_a": shown(metric, test["score_a"]), "score_b": shown(metric, test["score_b"]),
-                     "delta": shown(metric, test["score_b"]) - shown(metric, test["score_a"]),
-                     "delta_low": shown(metric, low), "delta_high": shown(metric, high),
+                     "score_a": shown(test["score_a"]), "score_b": shown(test["score_b"]),
+                     "delta": shown(test["score_b"]) - shown(test["score_a"]),
+                     "delta_low": shown(low), "delta_high": shown(high),
                      "pf_a": None if pf_a is None else 100.0 * pf_a, "pf_b": None if pf_b is None else 100.0 * pf_b,
                      "test": test["test"], "p_value": test["p_value"]})
     frame = pd.DataFrame(rows, columns=COLUMNS)
@@ -220,10 +228,13 @@ def main(argv: list[str] | None = None) -> int:
                              "several: each against the first")
     parser.add_argument("--repo", default=".", help="the repository (default: the current directory)")
     parser.add_argument("--task", action="append", help="only these tasks (repeatable)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
-    parser.add_argument("--samples", type=int, default=1000, help="bootstrap resamples (default 1000)")
-    parser.add_argument("--confidence", type=float, default=0.95)
-    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--seed", type=int, default=DEFAULT_SETTINGS.seed, help=f"bootstrap seed (default {DEFAULT_SETTINGS.seed})")
+    parser.add_argument("--samples", type=int, default=DEFAULT_SETTINGS.samples,
+                        help=f"bootstrap resamples (default {DEFAULT_SETTINGS.samples})")
+    parser.add_argument("--confidence", type=float, default=DEFAULT_SETTINGS.confidence,
+                        help=f"interval level (default {DEFAULT_SETTINGS.confidence})")
+    parser.add_argument("--alpha", type=float, default=DEFAULT_SETTINGS.alpha,
+                        help=f"significance level after Holm correction (default {DEFAULT_SETTINGS.alpha})")
     parser.add_argument("--csv", help="also write every compared row to this CSV file")
     args = parser.parse_args(argv)
     repo = Path(args.repo).resolve()

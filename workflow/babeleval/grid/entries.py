@@ -10,6 +10,7 @@ from pathlib import Path
 from ..core.errors import BabelevalError, ConfigError, TemplateError
 from ..prompts.templates import Template, load_template
 from .variants import check_variant, grid_template_names
+from ..score.metrics import METRICS, reportable
 from ..score.parsers import PARSERS, get_parser
 from ..tasks import Task, get_task
 from ..tasks.base import is_local
@@ -88,19 +89,6 @@ def checked_templates(task: Task, entry: dict, params: dict, source_file: str, r
     return templates
 
 
-# What a template of a family and mode may report (its ``metrics:``): the defaults and what else the
-# family's scored records support. acc_norm needs log-likelihoods; accuracy means nothing for a translation.
-_CHOICE_METRICS = {"loglikelihood": ("acc", "acc_norm", "balanced_acc", "macro_f1"),
-                   "generate": ("acc", "balanced_acc", "macro_f1", "parse_failure_rate")}
-APPLICABLE_METRICS: dict[str, dict[str, tuple[str, ...]]] = {
-    "multiple_choice": _CHOICE_METRICS,
-    "classification": _CHOICE_METRICS,
-    "extractive_qa": {"generate": ("exact_match", "f1", "acc", "parse_failure_rate")},
-    "translation": {"generate": ("bleu", "chrf", "parse_failure_rate")},
-    "math": {"generate": ("acc", "parse_failure_rate")},
-}
-
-
 def check_template(family: Family, template: Template) -> str | None:
     """Why a template cannot serve a task of this family, or None."""
     if template.mode not in family.modes:
@@ -110,9 +98,20 @@ def check_template(family: Family, template: Template) -> str | None:
         if kind not in family.parser_kinds:
             return (f"parser '{template.parser}' reads a {kind}; a {family.name} task needs one that reads "
                     f"{' or '.join(family.parser_kinds)}")
-    allowed = APPLICABLE_METRICS[family.name][template.mode]
-    wrong = [name for name in template.metrics or () if name not in allowed]
+    return check_metrics(family, template.mode, template.metrics or ())
+
+
+def check_metrics(family: Family, mode: str, names: tuple[str, ...]) -> str | None:
+    """Why a template of a ``family`` task scored in ``mode`` cannot list the metrics ``names``, or None: each
+    must be a metric of the registry that applies to the family and mode (``babeleval.score.metrics``)."""
+    known = sorted(name for name, metric in METRICS.items() if metric.reported)
+    unknown = [name for name in names if name not in METRICS]
+    if unknown:
+        return (f"unknown metric{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} (known: {', '.join(known)}; "
+                "a metric of your own is registered in a file params.yaml lists under modules)")
+    allowed = reportable(family, mode)
+    wrong = [name for name in names if name not in allowed]
     if wrong:
         return (f"metric{'s' if len(wrong) > 1 else ''} {', '.join(wrong)} cannot be computed for a {family.name} task "
-                f"in mode '{template.mode}' (it can report: {', '.join(allowed)})")
+                f"in mode '{mode}' (it can report: {', '.join(allowed)})")
     return None

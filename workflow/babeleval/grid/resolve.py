@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from ..analysis.units import PARSE_FAILURE_RATE, PERCENT_METRICS, primary_metric
-from ..analysis.bootstrap import CORPUS_METRICS
 from ..generate.backends.config import ModelConfig
 from ..generate.fingerprint import output_settings
 from ..generate.job import decoding_settings
 from ..prompts.record import PromptRecord, prepared_file
 from ..prompts.templates import Template
+from ..score.metrics import get_metric, headline_metric
 from ..tasks import Task, get_task
 from ..tasks.base import EVAL, FEWSHOT
 from ..tasks.families import get_family
@@ -47,11 +46,12 @@ def decoding_for(template: Template, model: ModelConfig | None, presets: Mapping
 
 
 def metric_entries(names: tuple[str, ...]) -> tuple[MetricEntry, ...]:
-    """The metrics a combination reports, each with its scale, direction, headline role and bootstrap."""
-    headline = primary_metric(names)
-    return tuple(MetricEntry(name=name, scale="0-1" if name in PERCENT_METRICS else "0-100",
-                             higher_is_better=name != PARSE_FAILURE_RATE, headline=name == headline,
-                             bootstrap="corpus" if name in CORPUS_METRICS else "items") for name in names)
+    """The metrics a combination reports, each with its scale, direction, headline role and bootstrap, as the
+    registry declares them (``babeleval.score.metrics``)."""
+    headline = headline_metric(names)
+    return tuple(MetricEntry(name=metric.name, scale=metric.scale, higher_is_better=metric.higher_is_better,
+                             headline=metric.name == headline, bootstrap=metric.resampling.bootstrap)
+                 for metric in map(get_metric, names))
 
 
 def metric_options(entry: TaskEntry, language: str) -> dict[str, Any]:

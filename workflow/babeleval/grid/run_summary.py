@@ -15,7 +15,7 @@ from typing import Iterable
 
 from ..core import paths
 from ..core.progress import clock_text
-
+from ..score.metrics import PARSE_FAILURE_RATE
 
 
 @dataclass
@@ -54,7 +54,7 @@ def collect(root: Path, combinations: Iterable[tuple[str, str, str, str]], start
             scores = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if "parse_failure_rate" in scores.get("metrics", {}):
+        if PARSE_FAILURE_RATE in scores.get("metrics", {}):  # generated answers, read by a parser
             summary.generated_items += int(scores.get("n", 0))
             summary.parse_failures += int(scores.get("parse_failures", 0))
         summary.items += int(scores.get("n", 0))

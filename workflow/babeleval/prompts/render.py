@@ -16,6 +16,7 @@ from ..core.choices import LETTERS
 from ..tasks.base import EVAL
 from .record import PromptRecord
 from .templates import Template
+from .variants import bind
 
 # Fields of an item that hold its gold answer in some form: never shown for the item asked about.
 GOLD_FIELDS = ("answer", "label")
@@ -115,8 +116,6 @@ def build_requests(
     JGLUE's harness does with 42.
     """
     if template.variant is not None:  # choices in the variant's order, gold remapped; bound to the language
-        from .variants import bind
-
         template, items, pool = bind(template, items, pool)
     fewshot = template.fewshot
     if fewshot.n:

@@ -81,7 +81,7 @@ _PERMUTATION = re.compile(r"^(orig|rev|p[1-9][0-9]{0,3})$")
 LAYOUT_AXES = ("enum", "sep", "choice", "space", "case", "instr")
 ANY_AXES = ("order", "shots", "shotorder")
 AXES = LAYOUT_AXES + ANY_AXES  # the canonical order of settings in a name
-DEFAULTS = {"enum": "upper", "sep": "colon", "choice": "colon", "space": "nl", "case": "asis", "instr": "none",
+AXIS_DEFAULTS = {"enum": "upper", "sep": "colon", "choice": "colon", "space": "nl", "case": "asis", "instr": "none",
             "order": "orig", "shotorder": "orig"}  # shots: the file's fewshot.n
 _FIXED_VALUES = {"enum": ("upper", "lower", "num", "native"), "sep": tuple(SEPARATORS),
                  "choice": tuple(CHOICE_FORMATS), "space": tuple(SPACES), "case": CASES, "instr": INSTRUCTIONS}
@@ -139,7 +139,7 @@ def canonical_settings(fields: dict, settings: dict[str, str], name: str, path: 
         if axis in LAYOUT_AXES and not layout:
             raise TemplateError(f"{where}: axis '{axis}' rewrites a template's format and needs a 'layout' "
                                 f"(this template has a fixed prompt text; it takes {', '.join(ANY_AXES)})")
-    defaults = {**DEFAULTS, "shots": str((fields.get("fewshot") or {}).get("n", 0))}
+    defaults = {**AXIS_DEFAULTS, "shots": str((fields.get("fewshot") or {}).get("n", 0))}
     kept = {axis: value for axis, value in settings.items() if value != defaults[axis]}
     canonical = variant_name(base_name(name), kept)
     if canonical != name:
@@ -176,7 +176,7 @@ class Variant:
     language: str | None = None
 
     def get(self, axis: str) -> str:
-        return dict(self.settings).get(axis, DEFAULTS.get(axis, ""))
+        return dict(self.settings).get(axis, AXIS_DEFAULTS.get(axis, ""))
 
     def bound(self, language: str) -> "Variant":
         return replace(self, language=language)
@@ -308,8 +308,8 @@ def _layout_labels(layout: dict, path: Path) -> tuple[tuple[str, str, str | None
 
 def _layout_text(layout: dict, settings: dict[str, str], mode: str) -> dict[str, str]:
     """prompt, target and continuation of a layout under the settings (Jinja text; labels come as variables)."""
-    sep = SEPARATORS[settings.get("sep", DEFAULTS["sep"])]
-    space = SPACES[settings.get("space", DEFAULTS["space"])]
+    sep = SEPARATORS[settings.get("sep", AXIS_DEFAULTS["sep"])]
+    space = SPACES[settings.get("space", AXIS_DEFAULTS["space"])]
     parts = []
     if settings.get("instr", "none") != "none":
         parts.append("{{ instruction }}")
@@ -360,7 +360,7 @@ def declared_axes(fields: dict, path: Path) -> dict[str, list[str]]:
         values = [str(v) for v in values]
         for value in values:
             check_value(axis, value, f"{path}: variations.{axis}")
-        default = shots_default if axis == "shots" else DEFAULTS[axis]
+        default = shots_default if axis == "shots" else AXIS_DEFAULTS[axis]
         out[axis] = [default] + [v for v in dict.fromkeys(values) if v != default]
     return out
 

@@ -17,6 +17,7 @@ from ..core.errors import DataError
 from ..core.jsonl import read_jsonl, write_json, write_jsonl
 from ..core.progress import Progress
 from ..prompts.templates import Template, load_template
+from ..tasks import get_task
 from ..tasks.families import get_family
 from . import scorers
 from .metrics import compute_all
@@ -40,7 +41,6 @@ def score_combination(records: list[dict[str, Any]], template: Template, family:
     names = get_family(family).reported_metrics(
         template.mode, tuple(metric_names) if metric_names is not None else template.metrics)
     metrics, signatures = compute_all(names, scored, **(metric_options or {}))
-    signatures.update(scorers.signatures(family, names))
     return scored, metrics, signatures
 
 
@@ -71,8 +71,6 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
 
     With ``provenance`` (``babeleval.score.provenance.for_scores``), the family and metrics are its resolved record's.
     """
-    from ..tasks import get_task
-
     template = load_template(template_task, template_name)
     resolved = (provenance or {}).get("spec")
     family = resolved["family"] if resolved else get_task(template_task).FAMILY

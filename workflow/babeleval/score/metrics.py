@@ -1,27 +1,61 @@
-"""Metrics over the scored items of one (model, task, language, template).
+"""What a metric is, decided in one place: one ``Metric`` object per metric, in the registry ``METRICS``.
 
-A metric is a small explicit object in the style of sacrebleu's: a ``name`` it
-is reported under, ``compute(records)`` over *all* scored records of the
-combination (so corpus-level metrics such as BLEU, chrF, macro-F1 and
-balanced accuracy are computed over the corpus, not averaged per item), and a
-printable ``signature`` where the number depends on settings a reader must
-know (BLEU's tokenizer, chrF's n-gram orders). Templates list the metrics they
-report by name; each task family has defaults.
+In the style of sacrebleu's small explicit metric objects and lm-evaluation-harness's registries, a metric
+declares beside its computation everything the rest of the package reads about it, and nothing else decides
+it again: scoring computes it, the resolved record of a combination (``babeleval.grid.records``) writes its
+scale, direction, headline role and bootstrap into the scores file, the leaderboard resamples it for its
+interval, the paired tests compare it, and the tables, figures and report show it on its scale with its label.
 
-Records are the raw records scoring writes: ``correct`` (bool or None),
-``prediction`` / ``gold`` in the family's form, ``parsed``, plus
-``correct_norm`` (log-likelihood), ``answer`` (gold index or golds).
+- ``name``, and ``label`` for readers;
+- ``scale``: ``SHARE`` (computed as a share, 0-1, and shown as percent) or ``POINTS`` (computed and shown
+  on 0-100);
+- ``higher_is_better``;
+- ``headline`` and ``rank``: whether it can be a task's headline number, and its place among those that
+  can (lowest first; a metric without a rank comes after the ranked ones, by name);
+- ``chance``: whether a chance level (the mean of 1 / number of choices) applies;
+- ``resampling``: how it is recomputed on a resample of items for intervals and paired tests
+  (``ItemMean``, ``CorpusStatistics`` or ``Recomputed``);
+- ``applies``: the task families and scoring modes whose scored records it can be computed from;
+- ``function``: its value over *all* scored records of a combination (so corpus metrics such as BLEU,
+  chrF, macro-F1 and balanced accuracy are computed over the corpus, not averaged per item), given the
+  ``options`` it names (BLEU's target language and SentencePiece model);
+- ``signature``: the printable settings its number depends on (BLEU's tokenizer, chrF's orders, the SQuAD
+  F1 tokenizer), where there are some;
+- ``reported``: False for a metric the analysis derives from the raw records (``acc_parsed``) rather
+  than scoring reports.
+
+Templates list the metrics they report by name; each task family has defaults (``babeleval.tasks.families``).
+A metric defined outside the package (an extension file params.yaml lists under ``modules``) is added with
+``register``.
+
+Records are the raw records scoring writes: ``correct`` (bool or None), ``prediction`` / ``gold`` in the
+family's form (a translation's hypothesis and reference), ``parsed``, plus ``correct_norm`` (log-likelihood),
+``answer`` (gold index or golds), ``exact_match`` / ``f1`` (extractive QA, per item, 0-1).
 """
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
+
+from ..core import extensions
+from ..core.errors import ConfigError
+from ..tasks.families import Family
+from . import bleu_tokenizers
+from .qa import tokenizer_name
 
 Record = dict[str, Any]
+
+SHARE = "0-1"  # computed as a share, shown as percent
+POINTS = "0-100"  # computed and shown on 0-100
+
+# The metrics other metrics and the analysis name: acc_parsed is accuracy restricted to the parsed items,
+# read beside acc and the parse-failure rate (can the model answer, or does it answer in the format?).
+ACCURACY = "acc"
+PARSED_ACCURACY = "acc_parsed"
+PARSE_FAILURE_RATE = "parse_failure_rate"
 
 
 # -- building blocks (pure) ------------------------------------------------------------------------
@@ -74,21 +108,109 @@ def macro_f1(golds: Sequence[Any], preds: Sequence[Any]) -> float:
     return sum(scores) / len(scores)
 
 
-# -- metric objects --------------------------------------------------------------------------------
+def item_value(name: str) -> Callable[[Record], Any]:
+    """A record's ``name`` (None where it has none): the per-item value of an ``ItemMean``."""
+    return lambda record: record.get(name)
 
 
-@dataclass
+# -- how a metric is resampled ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ItemMean:
+    """The mean of one value per item, ``value(record)``; an item whose value is None does not count."""
+
+    value: Callable[[Record], float | bool | None]
+    outcome: bool = False  # the value is right/wrong: paired tests use the exact McNemar test
+    bootstrap: ClassVar[str] = "items"
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """Sufficient statistics per record, and ``score``: the metric's value from statistics summed over records
+    (a sequence, or a numpy row of a resample: returned as computed, float32 stays float32)."""
+
+    rows: tuple[tuple[int, ...], ...]
+    score: Callable[[Any], Any]
+
+
+@dataclass(frozen=True)
+class CorpusStatistics:
+    """Per-item sufficient statistics, summed over a resample and turned into a score, as sacrebleu's
+    bootstrap and paired test do: ``statistics(records, **options)``."""
+
+    statistics: Callable[..., Statistics]
+    bootstrap: ClassVar[str] = "corpus"
+
+
+@dataclass(frozen=True)
+class Recomputed:
+    """The metric computed again over each resample of the records (macro-F1, balanced accuracy, SQuAD)."""
+
+    bootstrap: ClassVar[str] = "items"
+
+
+Resampling = ItemMean | CorpusStatistics | Recomputed
+
+
+# -- the metric object -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
 class Metric:
-    name: str
-    func: Callable[[list[Record]], float]
-    description: str = ""
+    """One metric: its computation and everything the package reads about it (the module's docstring)."""
 
-    def compute(self, records: list[Record]) -> float:
-        return self.func(records)
+    name: str
+    label: str  # for readers: what it is and its scale
+    function: Callable[..., float]  # (records, **the options it names) -> its value over the combination
+    applies: Callable[[Family, str], bool]  # (family, scoring mode) -> its scored records can give it
+    resampling: Resampling
+    scale: str = SHARE
+    higher_is_better: bool = True
+    headline: bool = True
+    rank: int | None = None
+    chance: bool = False
+    compared: bool = True  # paired tests compare it across templates and models
+    reported: bool = True
+    options: tuple[str, ...] = ()  # the metric options (``babeleval.grid.resolve.metric_options``) it reads
+    signature_of: Callable[..., str] | None = None  # (records, **options) -> its signature
+
+    def __post_init__(self):
+        if self.scale not in (SHARE, POINTS):
+            raise ConfigError(f"metric '{self.name}': scale must be {SHARE!r} or {POINTS!r}, got {self.scale!r}")
+
+    def _given(self, options: Mapping[str, Any] | None) -> dict[str, Any]:
+        return {key: value for key, value in (options or {}).items() if key in self.options}
+
+    def compute(self, records: Sequence[Record], options: Mapping[str, Any] | None = None) -> float:
+        return float(self.function(list(records), **self._given(options)))
+
+    def signature(self, records: Sequence[Record], options: Mapping[str, Any] | None = None) -> str | None:
+        return self.signature_of(list(records), **self._given(options)) if self.signature_of else None
+
+    def statistics(self, records: Sequence[Record], options: Mapping[str, Any] | None = None) -> Statistics:
+        """Per-item sufficient statistics (a ``CorpusStatistics`` metric)."""
+        return self.resampling.statistics(list(records), **self._given(options))
+
+    def shown(self, value: float) -> float:
+        """``value`` on the scale readers see."""
+        return 100.0 * value if self.scale == SHARE else value
 
     @property
-    def signature(self) -> str | None:
-        return None
+    def percent(self) -> bool:
+        return self.scale == SHARE
+
+    @property
+    def axis_label(self) -> str:
+        """A short axis label: the name and the scale."""
+        return f"{self.name}, %" if self.percent else f"{self.name}, 0-100"
+
+    @property
+    def headline_order(self) -> tuple:
+        return (self.rank is None, self.rank or 0, self.name)
+
+
+# -- computations -----------------------------------------------------------------------------------
 
 
 def _acc(records: list[Record]) -> float:
@@ -97,6 +219,18 @@ def _acc(records: list[Record]) -> float:
 
 def _acc_norm(records: list[Record]) -> float:
     return accuracy([r["correct_norm"] for r in records])
+
+
+def _parsed_correct(record: Record) -> bool | None:
+    return record.get("correct") if record.get("parsed", True) else None
+
+
+def _acc_parsed(records: list[Record]) -> float:
+    return accuracy([r["correct"] for r in records if r.get("parsed", True)])
+
+
+def _failed(record: Record) -> float:
+    return float(not record.get("parsed", True))
 
 
 def _parse_failure_rate(records: list[Record]) -> float:
@@ -115,48 +249,21 @@ def _macro_f1(records: list[Record]) -> float:
     return macro_f1(*_golds_preds(records))
 
 
-def _exact_match(records: list[Record]) -> float:
-    return 100.0 * sum(r["exact_match"] for r in records) / len(records) if records else float("nan")
+def _points_mean(key: str) -> Callable[[list[Record]], float]:
+    """The mean of a per-item 0-1 score, on 0-100 (SQuAD's exact match and F1, as JGLUE publishes them)."""
+    return lambda records: 100.0 * sum(r[key] for r in records) / len(records) if records else float("nan")
 
 
-def _f1(records: list[Record]) -> float:
-    return 100.0 * sum(r["f1"] for r in records) / len(records) if records else float("nan")
+def _squad_signature(records: list[Record]) -> str:
+    return f"SQuAD v1.1 F1 over {tokenizer_name()}; normalisation: emoji removed, neologdn, whitespace"
 
 
-@dataclass
-class SacrebleuMetric(Metric):
-    """A sacrebleu corpus metric (BLEU or chrF) over the combination's (hypothesis, reference) pairs."""
+# -- translation: sacrebleu's BLEU and chrF ----------------------------------------------------------
 
-    kind: str = "bleu"
-    options: dict[str, Any] = field(default_factory=dict)
-    _signature: str | None = None
 
-    def _scorer(self, references: Sequence[str] = ()):
-        import sacrebleu
-
-        if self.kind == "bleu":
-            return sacrebleu.metrics.BLEU(**self.options, **self._tokenize(references))
-        return sacrebleu.metrics.CHRF(**self.options)
-
-    def _tokenize(self, references: Sequence[str]) -> dict[str, str]:
-        """BLEU's tokenizer for the target language (``bleu_tokenizers``); none for chrF, which reads characters."""
-        return {}
-
-    def compute(self, records: list[Record]) -> float:
-        if not records:
-            return float("nan")
-        hypotheses = [r["prediction"] if r["prediction"] is not None else "" for r in records]
-        references = [r["gold"] for r in records]
-        scorer = self._scorer(references)
-        score = scorer.corpus_score(hypotheses, [references])
-        self._signature = str(scorer.get_signature())
-        return float(score.score)
-
-    @property
-    def signature(self) -> str | None:
-        if self._signature is None:
-            self._signature = str(self._scorer().get_signature())
-        return self._signature
+def _translations(records: list[Record]) -> tuple[list[str], list[str]]:
+    """Hypotheses (an unreadable prediction is an empty one) and references."""
+    return [r["prediction"] if r["prediction"] is not None else "" for r in records], [r["gold"] for r in records]
 
 
 def _sacrebleu_model_path() -> Path | None:
@@ -195,71 +302,220 @@ def _install_flores200_model(path: Path) -> None:
     tmp.replace(target)
 
 
-@dataclass
-class BleuMetric(SacrebleuMetric):
-    """BLEU with the tokenizer sacrebleu documents for the target language (see ``babeleval.bleu_tokenizers``).
-
-    The target is the FLORES-200 code given (the translation task's target language); without one, the script
-    of the references decides. The signature names the tokenizer used.
-    """
-
-    target_language: str | None = None
-    flores200_available: bool = False
-
-    def _tokenize(self, references: Sequence[str]) -> dict[str, str]:
-        from . import bleu_tokenizers
-
-        code = bleu_tokenizers.target_code(self.target_language, references)
-        return {"tokenize": bleu_tokenizers.choose(code, self.flores200_available)}
-
-
-def bleu_metric(spm_model: str | None = None, target_language: str | None = None) -> SacrebleuMetric:
-    """BLEU into ``target_language`` (a FLORES-200 code), tokenized as ``bleu_tokenizers`` decides.
+def bleu_tokenize(references: Sequence[str], target_language: str | None = None, spm_model: str | None = None) -> str:
+    """BLEU's tokenizer into ``target_language`` (a FLORES-200 code; without one, the references' script decides).
 
     spBLEU (FLORES-200 SentencePiece) where the model file is available and no language-specific tokenizer
-    applies; the score's signature says which tokenizer was used (``tok:flores200``, ``tok:13a``, ``tok:zh`` ...).
+    applies (``bleu_tokenizers``); a model given by path is put where sacrebleu looks for it.
     """
     path = flores200_model_path(spm_model)
     if path is not None:
         _install_flores200_model(path)
-    return BleuMetric("bleu", _acc, "BLEU, tokenized for the target language (spBLEU where the FLORES-200 "
-                      "SentencePiece model is available)", kind="bleu", target_language=target_language,
-                      flores200_available=path is not None)
+    return bleu_tokenizers.choose(bleu_tokenizers.target_code(target_language, references), path is not None)
 
 
-METRICS: dict[str, Callable[..., Metric]] = {
-    "acc": lambda **_: Metric("acc", _acc, "accuracy over all items (parse failures count as wrong)"),
-    "acc_norm": lambda **_: Metric("acc_norm", _acc_norm, "accuracy of the per-character length-normalised argmax"),
-    "balanced_acc": lambda **_: Metric("balanced_acc", _balanced_acc, "mean over gold classes of per-class accuracy"),
-    "macro_f1": lambda **_: Metric("macro_f1", _macro_f1, "F1 averaged over labels (sklearn's average='macro')"),
-    "exact_match": lambda **_: Metric("exact_match", _exact_match, "SQuAD exact match, max over golds, 0-100"),
-    "f1": lambda **_: Metric("f1", _f1, "SQuAD token F1, max over golds, 0-100"),
-    "parse_failure_rate": lambda **_: Metric("parse_failure_rate", _parse_failure_rate,
-                                             "share of responses no answer could be read from"),
-    "bleu": lambda spm_model=None, target_language=None, **_: bleu_metric(spm_model, target_language),
-    "chrf": lambda **_: SacrebleuMetric("chrf", _acc, "chrF (sacrebleu defaults: char order 6, beta 2)", kind="chrf"),
-}
+def _bleu_scorer(tokenize: str, references: list[str] | None = None, **settings: Any):
+    """sacrebleu's BLEU with its default settings (exponential smoothing, n-grams up to 4) and ``tokenize``;
+    ``references`` cached, so that its signature can be read before scoring."""
+    from sacrebleu.metrics import BLEU
+
+    return BLEU(tokenize=tokenize, references=None if references is None else [references], **settings)
 
 
-def get_metric(name: str, **options: Any) -> Metric:
+def _bleu(records: list[Record], **options: Any) -> float:
+    if not records:
+        return float("nan")
+    hypotheses, references = _translations(records)
+    scorer = _bleu_scorer(bleu_tokenize(references, **options), references)
+    return float(scorer.corpus_score(hypotheses, None).score)
+
+
+def _bleu_signature(records: list[Record], **options: Any) -> str:
+    references = _translations(records)[1]
+    return str(_bleu_scorer(bleu_tokenize(references, **options), references).get_signature())
+
+
+def _bleu_statistics(records: list[Record], **options: Any) -> Statistics:
+    """[hypothesis length, reference length, matches per order, hypothesis n-grams per order] per item."""
+    from sacrebleu.metrics import BLEU
+
+    hypotheses, references = _translations(records)
+    tokenize = bleu_tokenize(references, **options)
+    corpus = _bleu_scorer(tokenize)
+    # A sentence's statistics do not depend on effective_order; with it on, sacrebleu does not warn per sentence.
+    sentence = _bleu_scorer(tokenize, effective_order=True)
+    scores = [sentence.sentence_score(hypothesis, [reference]) for hypothesis, reference in zip(hypotheses, references)]
+    order = corpus.max_ngram_order
+
+    def from_sums(sums):
+        return BLEU.compute_bleu(correct=sums[2: 2 + order], total=sums[2 + order:], sys_len=int(sums[0]),
+                                 ref_len=int(sums[1]), smooth_method=corpus.smooth_method,
+                                 smooth_value=corpus.smooth_value, effective_order=corpus.effective_order,
+                                 max_ngram_order=order).score
+    return Statistics(tuple((s.sys_len, s.ref_len, *s.counts, *s.totals) for s in scores), from_sums)
+
+
+def _chrf_scorer(references: list[str] | None = None):
+    """chrF with sacrebleu's defaults: character n-grams up to 6, beta 2, case-sensitive, spaces ignored, no word
+    n-grams (chrF, not chrF++); ``references`` cached, so that its signature can be read before scoring."""
+    from sacrebleu.metrics import CHRF
+
+    return CHRF(references=None if references is None else [references])
+
+
+def _chrf(records: list[Record]) -> float:
+    if not records:
+        return float("nan")
+    hypotheses, references = _translations(records)
+    return float(_chrf_scorer(references).corpus_score(hypotheses, None).score)
+
+
+def _chrf_signature(records: list[Record]) -> str:
+    return str(_chrf_scorer(_translations(records)[1]).get_signature())
+
+
+def chrf_pair_statistics(hypothesis: str, reference: str, char_order: int, whitespace: bool) -> tuple[int, ...]:
+    """[hypothesis n-grams, reference n-grams, matches] per character order, as sacrebleu's CHRF counts them
+    (a hypothesis n-gram counts only where the reference has n-grams of that order)."""
+    from sacrebleu.metrics.helpers import extract_all_char_ngrams
+
+    row: list[int] = []
+    hyp_orders = extract_all_char_ngrams(hypothesis, char_order, whitespace)
+    ref_orders = extract_all_char_ngrams(reference, char_order, whitespace)
+    for hyp, ref in zip(hyp_orders, ref_orders):
+        matches = sum(min(count, ref[ngram]) for ngram, count in hyp.items() if ngram in ref)
+        row += [sum(hyp.values()) if ref else 0, sum(ref.values()), matches]
+    return tuple(row)
+
+
+def chrf_from_statistics(statistics: Any, beta: int, order: int) -> Any:
+    """chrF from summed statistics: sacrebleu's CHRF F-score with effective-order averaging (its default).
+
+    The operations are sacrebleu's, in its order, so float32 sums give sacrebleu's numbers to the bit.
+    """
+    factor = beta ** 2
+    avg_prec, avg_rec, effective_order = 0.0, 0.0, 0
+    for i in range(order):
+        n_hyp, n_ref, n_match = statistics[3 * i: 3 * i + 3]
+        if n_hyp > 0 and n_ref > 0:
+            avg_prec += n_match / n_hyp
+            avg_rec += n_match / n_ref
+            effective_order += 1
+    if effective_order:
+        avg_prec /= effective_order
+        avg_rec /= effective_order
+    if not avg_prec + avg_rec:
+        return 0.0
+    score = (1 + factor) * avg_prec * avg_rec
+    score /= (factor * avg_prec) + avg_rec
+    return 100 * score
+
+
+def _chrf_statistics(records: list[Record]) -> Statistics:
+    chrf = _chrf_scorer()
+    rows = tuple(chrf_pair_statistics(hypothesis, reference, chrf.char_order, chrf.whitespace)
+                 for hypothesis, reference in zip(*_translations(records)))
+    return Statistics(rows, lambda sums: chrf_from_statistics(sums, chrf.beta, chrf.char_order))
+
+
+# -- where a metric applies --------------------------------------------------------------------------
+
+
+def anywhere_but_translation(family: Family, mode: str) -> bool:
+    """Items judged right or wrong (a translation is not)."""
+    return family.name != "translation"
+
+
+def choice_families(family: Family, mode: str) -> bool:
+    return family.choices
+
+
+def choice_loglikelihood(family: Family, mode: str) -> bool:
+    """Choices scored by log-likelihood (length normalisation needs their log-likelihoods)."""
+    return family.choices and mode == "loglikelihood"
+
+
+def generated(family: Family, mode: str) -> bool:
+    """Generated answers, read by a parser."""
+    return mode == "generate"
+
+
+def family_is(*names: str) -> Callable[[Family, str], bool]:
+    return lambda family, mode: family.name in names
+
+
+# -- the registry ------------------------------------------------------------------------------------
+
+
+# Ranks give the headline order: accuracy, then chrF and BLEU (translation), SQuAD F1 and exact match, length-normalised
+# accuracy, balanced accuracy, macro-F1. Built in as a table rather than with ``register``: importing this module
+# while an extension file is loaded must not count the built-ins as that file's.
+METRICS: dict[str, Metric] = {metric.name: metric for metric in (
+    Metric(ACCURACY, "accuracy over all items, % (a parse failure counts as wrong)", _acc, anywhere_but_translation,
+           ItemMean(item_value("correct"), outcome=True), rank=0, chance=True),
+    Metric("acc_norm", "length-normalised accuracy, %", _acc_norm, choice_loglikelihood,
+           ItemMean(item_value("correct_norm"), outcome=True), rank=5, chance=True),
+    Metric("balanced_acc", "balanced accuracy, %", _balanced_acc, choice_families, Recomputed(), rank=6,
+           chance=True),
+    Metric("macro_f1", "macro-F1, %", _macro_f1, choice_families, Recomputed(), rank=7),
+    Metric("exact_match", "exact match, 0-100", _points_mean("exact_match"), family_is("extractive_qa"),
+           Recomputed(), scale=POINTS, rank=4),
+    Metric("f1", "SQuAD F1, 0-100", _points_mean("f1"), family_is("extractive_qa"), Recomputed(), scale=POINTS,
+           rank=3, signature_of=_squad_signature),
+    Metric("bleu", "BLEU, 0-100", _bleu, family_is("translation"), CorpusStatistics(_bleu_statistics),
+           scale=POINTS, rank=2, options=("target_language", "spm_model"), signature_of=_bleu_signature),
+    Metric("chrf", "chrF, 0-100", _chrf, family_is("translation"), CorpusStatistics(_chrf_statistics),
+           scale=POINTS, rank=1, signature_of=_chrf_signature),
+    # a format property, not a score: never the headline, and reported in its own table rather than tested
+    Metric(PARSE_FAILURE_RATE, "parse-failure rate, %", _parse_failure_rate, generated, ItemMean(_failed),
+           higher_is_better=False, headline=False, compared=False),
+    Metric(PARSED_ACCURACY, "accuracy over parsed items only, %", _acc_parsed, generated,
+           ItemMean(_parsed_correct, outcome=True), headline=False, chance=True, reported=False),
+)}
+
+
+def register(metric: Metric) -> Metric:
+    """Add a metric defined outside the package (an extension file params.yaml lists under ``modules``)."""
+    if metric.name in METRICS:
+        raise ConfigError(f"metric '{metric.name}' is already registered; rename it")
+    METRICS[metric.name] = metric
+    extensions.added(f"metric {metric.name}")
+    return metric
+
+
+def get_metric(name: str) -> Metric:
     try:
-        factory = METRICS[name]
+        return METRICS[name]
     except KeyError:
         raise KeyError(f"unknown metric '{name}' (known: {', '.join(sorted(METRICS))})") from None
-    return factory(**options)
+
+
+def reportable(family: Family, mode: str) -> list[str]:
+    """The metrics a template of a task of ``family`` scored in ``mode`` can list, in the registry's order."""
+    return [m.name for m in METRICS.values() if m.reported and m.applies(family, mode)]
+
+
+def headline_metric(names: Iterable[str]) -> str | None:
+    """The headline number among ``names``: the metric that can be one with the lowest rank."""
+    candidates = [get_metric(name) for name in set(names)]
+    candidates = [metric for metric in candidates if metric.headline]
+    return min(candidates, key=lambda metric: metric.headline_order).name if candidates else None
 
 
 def compute_all(names: Sequence[str], records: list[Record], **options: Any) -> tuple[dict[str, float], dict[str, str]]:
     """Values of the named metrics and the signatures of those that have one."""
     values, signatures = {}, {}
     for name in names:
-        metric = get_metric(name, **options)
-        value = metric.compute(records)
-        values[name] = value if not (isinstance(value, float) and math.isnan(value)) else float("nan")
-        if metric.signature:
-            signatures[name] = metric.signature
+        metric = get_metric(name)
+        values[name] = metric.compute(records, options)
+        signature = metric.signature(records, options)
+        if signature:
+            signatures[name] = signature
     return values, signatures
 
 
-__all__ = ["Metric", "METRICS", "accuracy", "argmax", "balanced_accuracy", "compute_all", "get_metric",
-           "length_normalised", "macro_f1"]
+__all__ = ["ACCURACY", "CorpusStatistics", "ItemMean", "METRICS", "Metric", "PARSED_ACCURACY", "PARSE_FAILURE_RATE",
+           "POINTS", "Recomputed", "SHARE", "Statistics", "accuracy", "anywhere_but_translation", "argmax",
+           "balanced_accuracy", "bleu_tokenize", "choice_families", "choice_loglikelihood", "compute_all", "family_is",
+           "generated", "get_metric", "headline_metric", "item_value", "length_normalised", "macro_f1", "register",
+           "reportable"]

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .metrics import argmax, length_normalised
-from ..prompts.templates import Template
 from ..core.choices import LETTERS
+from ..prompts.templates import Template
+from .metrics import argmax, length_normalised
 from .parsers import get_parser, parse
+from .qa import best_over_golds
 
 
 def score_choice(record: dict[str, Any], template: Template) -> dict[str, Any]:
@@ -52,8 +53,6 @@ def score_choice(record: dict[str, Any], template: Template) -> dict[str, Any]:
 
 
 def score_extractive_qa(record: dict[str, Any], template: Template) -> dict[str, Any]:
-    from .qa import best_over_golds
-
     golds = list(record["answer"])
     parsed = parse(template.parser, record.get("response"))
     em, f1 = best_over_golds(parsed.answer if parsed.ok else None, golds)
@@ -101,11 +100,3 @@ def question_cut(record: dict[str, Any], scored: dict[str, Any]) -> dict[str, An
             failed[key] = value
     return failed
 
-
-def signatures(family: str, metric_names: tuple[str, ...]) -> dict[str, str]:
-    """Settings behind a family's numbers that are not in a metric's own signature."""
-    if family == "extractive_qa" and ("f1" in metric_names or "exact_match" in metric_names):
-        from .qa import tokenizer_name
-
-        return {"f1": f"SQuAD v1.1 F1 over {tokenizer_name()}; normalisation: emoji removed, neologdn, whitespace"}
-    return {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 import logging
+import sys
 from typing import Any, Sequence
 
 import torch
@@ -226,7 +227,6 @@ class HFBackend(LocalText):
 
     def _takes_2d_logits_to_keep(self) -> bool:
         """transformers' own models slice logits with ``slice_logits_to_keep``, which takes a (batch, seq) mask."""
-        import sys
         return getattr(sys.modules.get(type(self.model).__module__), "slice_logits_to_keep", None) is not None
 
     # -- generation -------------------------------------------------------------------------------
