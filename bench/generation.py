@@ -55,9 +55,10 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     from babeleval.generate.backends.base import Decoding, GenerationRequest
+    from babeleval.generate.backends.config import HFConfig
     from babeleval.generate.backends.hf import HFBackend
 
-    backend = HFBackend({"backend": "hf", "device": args.device, "dtype": args.dtype, "batch_size": args.batch_size},
+    backend = HFBackend(HFConfig(model=args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size),
                         args.model)
     loaded = time.perf_counter()
     texts = [prompts.context(row, "letters") for row in prompts.read_items(args.data, args.prompts)]

@@ -37,9 +37,10 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     from babeleval.generate.backends.base import LoglikelihoodRequest
+    from babeleval.generate.backends.config import HFConfig
     from babeleval.generate.backends.hf import HFBackend
 
-    backend = HFBackend({"backend": "hf", "device": args.device, "dtype": args.dtype, "batch_size": args.batch_size},
+    backend = HFBackend(HFConfig(model=args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size),
                         args.model)
     rows = prompts.read_items(args.data)
     requests = [LoglikelihoodRequest(c, tuple(x)) for _, c, x in prompts.requests(rows, args.choices)]

@@ -44,15 +44,15 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     from babeleval.generate.backends.base import LoglikelihoodRequest
+    from babeleval.generate.backends.config import HFConfig
     from babeleval.generate.backends.hf import HFBackend
 
     if args.threads:
         torch.set_num_threads(args.threads)
     imported = time.perf_counter()
-    spec = {"backend": "hf", "device": args.device, "dtype": args.dtype, "batch_size": args.batch_size}
-    if args.add_bos_token is not None:
-        spec["add_bos_token"] = args.add_bos_token
-    backend = HFBackend(spec, args.model)
+    config = HFConfig(model=args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
+                      add_bos_token=args.add_bos_token)  # None: the tokenizer's default
+    backend = HFBackend(config, args.model)
     loaded = time.perf_counter()
 
     rows = prompts.read_items(args.data, args.limit)

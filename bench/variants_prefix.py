@@ -69,6 +69,7 @@ def main() -> int:
     parser.add_argument("--languages", nargs="*", default=None, help="default: every file in --data")
     args = parser.parse_args()
 
+    from babeleval.generate.backends.config import HFConfig
     from babeleval.generate.backends.hf import HFBackend
 
     data = Path(args.data)
@@ -79,7 +80,7 @@ def main() -> int:
 
         model = str(tiny.build(Path(tempfile.mkdtemp()) / "random-llama", sorted(data.glob("*.jsonl")),
                                hidden_size=args.hidden, layers=args.layers, heads=max(4, args.hidden // 64)))
-    backend = HFBackend({"device": args.device, "batch_size": args.batch_size, "dtype": "float32"}, model)
+    backend = HFBackend(HFConfig(model=model, device=args.device, batch_size=args.batch_size, dtype="float32"), model)
     names = variant_names(args.variants)
     by_variant = requests_for(names, data, languages)
     n = sum(len(r) for r in by_variant.values())

@@ -5,9 +5,10 @@ import hashlib
 import pytest
 
 from babeleval.generate import job as generate
-from babeleval.generate.backends import load_backend
+from babeleval.generate.backends import load_backend, model_config
 from babeleval.generate.backends.base import Decoding, GenerationRequest, LoglikelihoodRequest
 from babeleval.generate.backends.chat import build_messages
+from babeleval.generate.backends.config import HFConfig
 from babeleval.generate.backends.hf import HFBackend
 from babeleval.core.errors import BackendError
 from babeleval.generate.fingerprint import model_fingerprint
@@ -24,12 +25,12 @@ REQUEST = {"id": "q1", "prompt": "Ex 1?\nAnswer: B\n\nReal question?\nAnswer:", 
 
 
 def test_messages_plain_prompt_by_default():
-    assert build_messages(REQUEST, {"chat": True}) == [{"role": "user", "content": REQUEST["prompt"]}]
+    assert build_messages(REQUEST, HFConfig(builtin="tiny-llama", chat=True)) == [{"role": "user", "content": REQUEST["prompt"]}]
 
 
 def test_messages_with_system_prompt_and_exemplars_as_turns():
-    spec = {"chat": True, "system_prompt": "You are a careful reader.", "fewshot_as_turns": True}
-    assert build_messages(REQUEST, spec) == [
+    config = HFConfig(builtin="tiny-llama", chat=True, system_prompt="You are a careful reader.", fewshot_as_turns=True)
+    assert build_messages(REQUEST, config) == [
         {"role": "system", "content": "You are a careful reader."},
         {"role": "user", "content": "Ex 1?\nAnswer:"},
         {"role": "assistant", "content": "B"},
@@ -38,18 +39,19 @@ def test_messages_with_system_prompt_and_exemplars_as_turns():
 
 
 def test_a_preamble_opens_the_first_user_turn():
-    spec = {"chat": True, "fewshot_as_turns": True}
-    messages = build_messages({**REQUEST, "preamble": "Read and answer.\n\n"}, spec)
+    config = HFConfig(builtin="tiny-llama", chat=True, fewshot_as_turns=True)
+    messages = build_messages({**REQUEST, "preamble": "Read and answer.\n\n"}, config)
     assert messages[0] == {"role": "user", "content": "Read and answer.\n\nEx 1?\nAnswer:"}
     assert messages[-1] == {"role": "user", "content": "Real question?\nAnswer:"}
 
 
 def test_exemplars_as_turns_need_the_structured_fields():
     old = {k: v for k, v in REQUEST.items() if k not in ("exemplar_turns", "query")}
+    config = HFConfig(builtin="tiny-llama", chat=True, fewshot_as_turns=True)
     with pytest.raises(BackendError, match="render the prompts again"):
-        build_messages(old, {"chat": True, "fewshot_as_turns": True})
+        build_messages(old, config)
     zero_shot = {**old, "exemplar_ids": []}
-    assert build_messages(zero_shot, {"chat": True, "fewshot_as_turns": True})[-1]["content"] == old["prompt"]
+    assert build_messages(zero_shot, config)[-1]["content"] == old["prompt"]
 
 
 @pytest.mark.parametrize("template_name", ["paper", "blog"])
@@ -74,9 +76,9 @@ def chat_template_file(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def chat_backend(tiny_model_dir, chat_template_file):
-    spec = {"backend": "hf", "dtype": "float32", "device": "cpu", "batch_size": 2, "chat": True,
-            "chat_template": str(chat_template_file)}
-    return HFBackend(spec, str(tiny_model_dir))
+    config = HFConfig(builtin="tiny-llama", dtype="float32", device="cpu", batch_size=2, chat=True,
+                      chat_template=str(chat_template_file))
+    return HFBackend(config, str(tiny_model_dir))
 
 
 MESSAGES = ({"role": "system", "content": "Be brief."}, {"role": "user", "content": "Which one?"})
@@ -94,7 +96,7 @@ def test_hf_generation_goes_through_the_chat_template(chat_backend):
 
 
 def test_hf_loglikelihood_scores_after_the_rendered_conversation(chat_backend, tiny_model_dir):
-    plain = HFBackend({"backend": "hf", "dtype": "float32", "device": "cpu", "add_bos_token": False},
+    plain = HFBackend(HFConfig(builtin="tiny-llama", dtype="float32", device="cpu", add_bos_token=False),
                       str(tiny_model_dir))
     [chat_result] = chat_backend.loglikelihood([LoglikelihoodRequest("ignored", (" A", " B"), MESSAGES)])
     [plain_result] = plain.loglikelihood([LoglikelihoodRequest(RENDERED, (" A", " B"))])
@@ -104,14 +106,15 @@ def test_hf_loglikelihood_scores_after_the_rendered_conversation(chat_backend, t
 
 def test_chat_model_without_a_template_says_how_to_give_one(tiny_model_dir):
     with pytest.raises(BackendError, match="no chat template.*chat_template:"):
-        load_backend({"backend": "hf", "dtype": "float32", "device": "cpu", "chat": True}, str(tiny_model_dir))
+        load_backend({"backend": "hf", "builtin": "tiny-llama", "dtype": "float32", "device": "cpu", "chat": True},
+                     str(tiny_model_dir))
 
 
 def test_a_template_without_system_role_explains_itself(tiny_model_dir, tmp_path):
     strict = tmp_path / "strict.jinja"
     strict.write_text("{% for m in messages %}{% if m.role == 'system' %}"
                       "{{ raise_exception('System role not supported') }}{% endif %}{{ m.content }}{% endfor %}")
-    backend = HFBackend({"backend": "hf", "device": "cpu", "chat": True, "chat_template": str(strict)},
+    backend = HFBackend(HFConfig(builtin="tiny-llama", device="cpu", chat=True, chat_template=str(strict)),
                         str(tiny_model_dir))
     with pytest.raises(BackendError, match="System role not supported.*system_prompt"):
         backend.generate([GenerationRequest("x", 2, (), MESSAGES)], Decoding())
@@ -120,17 +123,17 @@ def test_a_template_without_system_role_explains_itself(tiny_model_dir, tmp_path
 def test_generate_job_records_messages_template_hash_and_rendered_prompt(tmp_path, tiny_model_dir, chat_template_file):
     write_jsonl(tmp_path / "eng.jsonl", [{**REQUEST, "id": f"q{i}", "language": "eng_Latn", "choices": list("abcd"),
                                           "answer": 1, "query": f"Real question {i}?\nAnswer:"} for i in range(3)])
-    spec = {"backend": "hf", "dtype": "float32", "device": "cpu", "chat": True, "fewshot_as_turns": True,
-            "system_prompt": "Be brief.", "chat_template": str(chat_template_file)}
+    entry = {"backend": "hf", "builtin": "tiny-llama", "dtype": "float32", "device": "cpu", "chat": True,
+             "fewshot_as_turns": True, "system_prompt": "Be brief.", "chat_template": str(chat_template_file)}
     settings = {"mode": "generate", "do_sample": False, "max_new_tokens": 3, "stop": ["\n"]}
 
-    def run(model_spec):
-        return generate.run(model_spec=model_spec, model_path=str(tiny_model_dir), mode="generate",
+    def run(entry):
+        return generate.run(config=model_config(entry), model_path=str(tiny_model_dir), mode="generate",
                             settings=settings, request_files={"eng_Latn": str(tmp_path / "eng.jsonl")},
                             output_files={"eng_Latn": str(tmp_path / "out.jsonl")},
                             cache_path=str(tmp_path / "cache.sqlite"))
 
-    assert run(spec)["computed"] == 3
+    assert run(entry)["computed"] == 3
     record = read_jsonl(tmp_path / "out.jsonl")[0]
     assert record["chat_template_sha256"] == hashlib.sha256(TEMPLATE.encode()).hexdigest()
     assert record["model_fingerprint"]["chat"] is True
@@ -139,19 +142,22 @@ def test_generate_job_records_messages_template_hash_and_rendered_prompt(tmp_pat
     assert record["rendered_prompt"] == ("<s>[system] Be brief.</s>\n<s>[user] Ex 1?\nAnswer:</s>\n"
                                          "<s>[assistant] B</s>\n<s>[user] Real question 0?\nAnswer:</s>\n[assistant]")
     # cached, the hash is still recorded; another system prompt is another conversation, computed anew
-    assert run(spec)["computed"] == 0
+    assert run(entry)["computed"] == 0
     assert read_jsonl(tmp_path / "out.jsonl")[0]["chat_template_sha256"] == record["chat_template_sha256"]
-    assert run({**spec, "system_prompt": "Think first."})["computed"] == 3
+    assert run({**entry, "system_prompt": "Think first."})["computed"] == 3
 
 
 def test_fingerprint_keeps_what_changes_outputs_and_nothing_secret():
     api = {"backend": "openai", "model": "gpt-x-2024", "base_url": "https://api.example.com/v1/",
            "api_key_env": "EXAMPLE_KEY", "concurrency": 8, "timeout": 30, "max_retries": 2, "chat": True}
-    fp = model_fingerprint(api, "gpt-x-2024")
+    def fingerprint(entry, path):
+        return model_fingerprint(model_config(entry), path)
+
+    fp = fingerprint(api, "gpt-x-2024")
     assert fp == {"backend": "openai", "model": "gpt-x-2024", "base_url": "https://api.example.com/v1",
                   "endpoint": "chat", "chat": True}
-    assert model_fingerprint({**api, "concurrency": 1, "timeout": 5}, "gpt-x-2024") == fp
-    assert model_fingerprint({**api, "endpoint": "completions", "chat": False}, "gpt-x-2024")["endpoint"] == "completions"
+    assert fingerprint({**api, "concurrency": 1, "timeout": 5}, "gpt-x-2024") == fp
+    assert fingerprint({**api, "endpoint": "completions", "chat": False}, "gpt-x-2024")["endpoint"] == "completions"
     hf = {"backend": "hf", "model": "org/m", "revision": "abc", "dtype": "bfloat16", "batch_size": 4}
-    assert model_fingerprint({**hf, "batch_size": 64, "device": "cuda"}, "org/m") == model_fingerprint(hf, "org/m")
-    assert model_fingerprint({**hf, "backend": "vllm"}, "org/m") != model_fingerprint(hf, "org/m")
+    assert fingerprint({**hf, "batch_size": 64, "device": "cuda"}, "org/m") == fingerprint(hf, "org/m")
+    assert fingerprint({**hf, "backend": "vllm"}, "org/m") != fingerprint(hf, "org/m")

@@ -13,6 +13,7 @@ import torch
 
 from babeleval.generate.backends import load_backend
 from babeleval.generate.backends.base import Decoding, GenerationRequest, LoglikelihoodRequest
+from babeleval.generate.backends.config import HFConfig
 from babeleval.generate.backends.hf import HFBackend
 from babeleval.generate.backends.vllm import request_seed
 from babeleval.core.errors import BackendError
@@ -21,7 +22,7 @@ from babeleval.core.errors import BackendError
 def test_missing_vllm_says_how_to_install(monkeypatch, tiny_model_dir):
     monkeypatch.setitem(sys.modules, "vllm", None)  # makes `import vllm` fail as if it were not installed
     with pytest.raises(BackendError, match=r"pip install 'babeleval\[vllm\]'"):
-        load_backend({"backend": "vllm"}, str(tiny_model_dir))
+        load_backend({"backend": "vllm", "model": str(tiny_model_dir)}, str(tiny_model_dir))
 
 
 def test_importing_the_package_does_not_import_vllm():
@@ -107,7 +108,7 @@ def vllm_stub(monkeypatch, tiny_model_dir):
 
 
 def test_engine_arguments(vllm_stub, tiny_model_dir):
-    load_backend({"backend": "vllm", "revision": "abc123", "dtype": "bfloat16", "max_length": 512,
+    load_backend({"backend": "vllm", "model": str(tiny_model_dir), "revision": "abc123", "dtype": "bfloat16", "max_length": 512,
                   "tensor_parallel_size": 2, "gpu_memory_utilization": 0.8}, str(tiny_model_dir))
     assert vllm_stub["init"] == [{"model": str(tiny_model_dir), "dtype": "bfloat16", "trust_remote_code": False,
                                   "seed": 0, "revision": "abc123", "tokenizer_revision": "abc123",
@@ -115,9 +116,8 @@ def test_engine_arguments(vllm_stub, tiny_model_dir):
 
 
 def test_loglikelihood_matches_the_hf_backend(vllm_stub, tiny_model_dir):
-    spec = {"backend": "vllm", "dtype": "float32"}
-    backend = load_backend(spec, str(tiny_model_dir))
-    hf = HFBackend({"backend": "hf", "dtype": "float32", "device": "cpu"}, str(tiny_model_dir))
+    backend = load_backend({"backend": "vllm", "model": str(tiny_model_dir), "dtype": "float32"}, str(tiny_model_dir))
+    hf = HFBackend(HFConfig(model=str(tiny_model_dir), dtype="float32", device="cpu"), str(tiny_model_dir))
     requests = [LoglikelihoodRequest("Passage: the cat sat.\nAnswer:", (" A", " the mat", " under a tree")),
                 LoglikelihoodRequest("短い文脈。答え: ", ("はい", "いいえ"))]
     got = backend.loglikelihood(requests)
@@ -130,7 +130,7 @@ def test_loglikelihood_matches_the_hf_backend(vllm_stub, tiny_model_dir):
 
 
 def test_generation_mapping(vllm_stub, tiny_model_dir):
-    backend = load_backend({"backend": "vllm"}, str(tiny_model_dir))
+    backend = load_backend({"backend": "vllm", "model": str(tiny_model_dir)}, str(tiny_model_dir))
     requests = [GenerationRequest("Question one?\nAnswer:", 5, ("\n",)), GenerationRequest("Two?", 3)]
     greedy = backend.generate(requests, Decoding())
     assert [r.text for r in greedy] == [" B", " B\nmore"]
@@ -155,7 +155,8 @@ def test_generation_mapping(vllm_stub, tiny_model_dir):
 def test_chat_goes_through_the_template(vllm_stub, tiny_model_dir, tmp_path):
     template = tmp_path / "t.jinja"
     template.write_text("{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}<assistant>")
-    backend = load_backend({"backend": "vllm", "chat": True, "chat_template": str(template)}, str(tiny_model_dir))
+    backend = load_backend({"backend": "vllm", "model": str(tiny_model_dir), "chat": True,
+                            "chat_template": str(template)}, str(tiny_model_dir))
     [result] = backend.generate([GenerationRequest("x", 2, (), ({"role": "user", "content": "Hi?"},))], Decoding())
     assert result.rendered_prompt == "<user>Hi?<assistant>"
     prompts, _ = vllm_stub["generate"][0]

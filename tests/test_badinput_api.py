@@ -11,7 +11,7 @@ import time
 import pytest
 from scripted_server import Scripted, send
 
-from babeleval.generate.backends import openai_api
+from babeleval.generate.backends import model_config, openai_api
 from babeleval.generate.backends.base import Decoding, GenerationRequest
 from babeleval.core.errors import BackendError
 
@@ -39,10 +39,10 @@ class Server(Scripted):
 
 def backend(server, monkeypatch, **spec):
     monkeypatch.setenv("BABELEVAL_CATALOGUE_KEY", KEY)
-    spec = {"backend": "openai", "base_url": server.url, "api_key_env": "BABELEVAL_CATALOGUE_KEY",
-            "endpoint": "completions", "max_retries": 2, "backoff_base": 0.01, "backoff_max": 0.02,
-            "timeout": 0.5, "concurrency": 1, **spec}
-    return openai_api.OpenAIBackend(spec, "catalogue-model")
+    entry = {"backend": "openai", "model": "catalogue-model", "base_url": server.url,
+             "api_key_env": "BABELEVAL_CATALOGUE_KEY", "endpoint": "completions", "max_retries": 2,
+             "backoff_base": 0.01, "backoff_max": 0.02, "timeout": 0.5, "concurrency": 1, **spec}
+    return openai_api.OpenAIBackend(model_config(entry), "catalogue-model")
 
 
 def ask(b):
@@ -120,5 +120,5 @@ def test_transient_fault_is_retried_then_answered(status, monkeypatch):
 def test_missing_key_is_named_by_its_variable(monkeypatch):
     monkeypatch.delenv("BABELEVAL_UNSET_KEY", raising=False)
     with pytest.raises(BackendError, match=r"the environment variable BABELEVAL_UNSET_KEY \(api_key_env\) is not set"):
-        openai_api.OpenAIBackend({"backend": "openai", "base_url": "http://127.0.0.1:9/v1",
-                                  "api_key_env": "BABELEVAL_UNSET_KEY"}, "m")
+        openai_api.OpenAIBackend(model_config({"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1",
+                                               "api_key_env": "BABELEVAL_UNSET_KEY"}), "m")

@@ -16,6 +16,7 @@ import pytest
 
 from babeleval.core import joblog
 from babeleval.generate import preflight
+from babeleval.generate.backends import model_config
 from babeleval.generate.cache import NoCache, ResponseCache
 from babeleval.grid.params import validate
 from babeleval.core.errors import BabelevalError, ConfigError, MachineError, StateError
@@ -111,7 +112,7 @@ PARAMS_MODEL = {"backend": "hf", "dtype": "float32"}
 
 
 def check(model, root):
-    preflight.check_model_location("mine", {**PARAMS_MODEL, "model": model}, "params.yaml", root)
+    preflight.check_model_location("mine", model_config({**PARAMS_MODEL, "model": model}), "params.yaml", root)
 
 
 def test_a_model_path_that_is_a_file(tmp_path, caplog):
@@ -164,15 +165,16 @@ def test_device_cuda_without_cuda_stops_before_the_weights_load(monkeypatch, cap
     torch = pytest.importorskip("torch")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     loads = []
-    load = preflight.checked_loader(lambda spec, path: loads.append(path))
+    load = preflight.checked_loader(lambda config, path: loads.append(path))
     with pytest.raises(MachineError) as caught:
-        load({"backend": "hf", "device": "cuda"}, "./checkpoints/tiny")
+        load(model_config({"backend": "hf", "model": "./checkpoints/tiny", "device": "cuda"}), "./checkpoints/tiny")
     assert str(caught.value).startswith("model ./checkpoints/tiny: device: cuda, but torch sees no CUDA device on "
                                         "this machine")
     assert "set device: auto" in str(caught.value) and loads == []
     assert "a bug" not in reported(caught.value, caplog)
-    load({"backend": "hf", "device": "cpu"}, "./checkpoints/tiny")
-    load({"backend": "openai", "device": "cuda"}, "gpt-4o-mini-2024-07-18")  # an API model has no device
+    load(model_config({"backend": "hf", "model": "./checkpoints/tiny", "device": "cpu"}), "./checkpoints/tiny")
+    api = {"backend": "openai", "model": "gpt-4o-mini-2024-07-18", "base_url": "https://api.openai.com/v1"}
+    load(model_config({**api, "device": "cuda"}), "gpt-4o-mini-2024-07-18")  # an API model has no device
     assert loads == ["./checkpoints/tiny", "gpt-4o-mini-2024-07-18"]
 
 
@@ -180,19 +182,19 @@ def test_device_cuda_index_beyond_the_devices(monkeypatch):
     torch = pytest.importorskip("torch")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
-    load = preflight.checked_loader(lambda spec, path: path)
-    assert load({"backend": "vllm", "device": "cuda:1"}, "m") == "m"
+    load = preflight.checked_loader(lambda config, path: path)
+    assert load(model_config({"backend": "vllm", "model": "m", "device": "cuda:1"}), "m") == "m"
     with pytest.raises(MachineError, match=r"device: cuda:2, but torch sees 2 CUDA devices"):
-        load({"backend": "vllm", "device": "cuda:2"}, "m")
+        load(model_config({"backend": "vllm", "model": "m", "device": "cuda:2"}), "m")
 
 
 def test_offline_hub_id_in_the_job_stops_before_loading(tmp_path, monkeypatch):
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
-    load = preflight.checked_loader(lambda spec, path: pytest.fail("loaded"))
+    load = preflight.checked_loader(lambda config, path: pytest.fail("loaded"))
     with pytest.raises(MachineError, match=rf"model org/m: not in the local hub cache \({tmp_path / 'hf' / 'hub'}\)"):
-        load({"backend": "hf"}, "org/m")
+        load(model_config({"backend": "hf", "model": "org/m"}), "org/m")
 
 
 # -- a full disk ---------------------------------------------------------------------------------------------

@@ -14,24 +14,27 @@ import pytest
 from fake_openai import FakeOpenAI
 
 from babeleval.generate import job as generate
+from babeleval.generate.backends import model_config
 from babeleval.core.jsonl import read_jsonl, write_jsonl
 
 KEY = "sk-test-NEVER-ON-DISK-fedcba9876543210"
 KEY_ENV = "BABELEVAL_TEST_KEY"
 LANGS = [("eng_Latn", 7), ("jpn_Jpan", 5)]
 
-# Runs generate.run in a child process; with kill_at=K it SIGKILLs itself when the backend is asked for its
-# K-th chunk, i.e. after K-1 chunks were computed and committed and while the K-th is under way.
+# Runs generate.run in a child process (the model given by its params.yaml entry); with kill_at=K it SIGKILLs
+# itself when the backend is asked for its K-th chunk, i.e. after K-1 chunks were computed and committed and
+# while the K-th is under way.
 CHILD = r"""
 import json, logging, os, signal, sys
 from babeleval.generate import job as generate
 from babeleval.core import joblog
-from babeleval.generate.backends import load_backend
+from babeleval.generate.backends import load_backend, model_config
 args = json.loads(sys.argv[1])
 kill_at = args.pop("kill_at", None)
 joblog.setup(args.pop("log_file", None))
-def loader(spec, path):
-    backend = load_backend(spec, path)
+args["config"] = model_config(args.pop("entry"))
+def loader(config, path):
+    backend = load_backend(config, path)
     for name in ("loglikelihood", "generate"):
         real, calls = getattr(backend, name), [0]
         def wrapped(*a, real=real, calls=calls):
@@ -43,6 +46,12 @@ def loader(spec, path):
     return backend
 print(json.dumps(generate.run(backend_loader=loader, **args)))
 """
+
+
+def run(args: dict) -> dict:
+    """generate.run in this process, on the arguments a child gets (the model given by its entry)."""
+    args = dict(args)
+    return generate.run(config=model_config(args.pop("entry")), **args)
 
 
 def run_child(args: dict, env: dict | None = None, wait: bool = True):
@@ -103,11 +112,11 @@ def job_args(tmp_path: Path, name: str, make_rows, **overrides) -> dict:
 
 
 def test_sigkilled_hf_job_resumes_with_byte_identical_outputs(tmp_path, tiny_model_dir):
-    model = dict(model_spec={"backend": "hf", "dtype": "float32", "device": "cpu", "batch_size": 2},
+    model = dict(entry={"backend": "hf", "builtin": "tiny-llama", "dtype": "float32", "device": "cpu", "batch_size": 2},
                  model_path=str(tiny_model_dir), mode="loglikelihood", settings={"mode": "loglikelihood"},
                  chunk_size=3)
     reference = job_args(tmp_path, "reference", ll_requests, **model)
-    assert generate.run(**reference)["computed"] == 12
+    assert run(reference)["computed"] == 12
 
     resumed = job_args(tmp_path, "resumed", ll_requests, **model)
     proc = run_child({**resumed, "kill_at": 3})
@@ -116,7 +125,7 @@ def test_sigkilled_hf_job_resumes_with_byte_identical_outputs(tmp_path, tiny_mod
     out_dir = Path(resumed["output_files"]["eng_Latn"]).parent
     assert not out_dir.exists() or not list(out_dir.iterdir())  # no output, not even a temporary file
 
-    assert generate.run(**resumed) == {"requests": 12, "cache_hits": 6, "computed": 6}
+    assert run(resumed) == {"requests": 12, "cache_hits": 6, "computed": 6}
     assert outputs(out_dir) == outputs(Path(reference["output_files"]["eng_Latn"]).parent)
     usage = json.loads(Path(resumed["usage_file"]).read_text())
     assert usage["computed"] == 6 and usage["cache_hits"] == 6 and usage["cache"] == "on"
@@ -138,7 +147,7 @@ def api_model(server, **extra):
             "fewshot_as_turns": True, "concurrency": 2, "max_retries": 3, "backoff_base": 0.01, **extra}
     settings = {"mode": "generate", "do_sample": True, "temperature": 0.7, "top_p": 0.9, "max_new_tokens": 8,
                 "stop": ["\n"], "seed": 1234}
-    return dict(model_spec=spec, model_path=spec["model"], mode="generate", settings=settings)
+    return dict(entry=spec, model_path=spec["model"], mode="generate", settings=settings)
 
 
 def wait_for(condition, timeout=30.0):
@@ -153,7 +162,7 @@ def test_sigkilled_api_job_resumes_paying_only_for_the_rest(tmp_path, server, mo
     monkeypatch.setenv(KEY_ENV, KEY)
     model = api_model(server)
     reference = job_args(tmp_path, "reference", chat_requests, **model)
-    assert generate.run(**reference)["computed"] == 12
+    assert run(reference)["computed"] == 12
     calls_reference = len(server.requests)
     assert calls_reference == 12
 
@@ -172,7 +181,7 @@ def test_sigkilled_api_job_resumes_paying_only_for_the_rest(tmp_path, server, mo
     sent_before = len(server.requests)
 
     resumed.pop("log_file")
-    counts = generate.run(**resumed)
+    counts = run(resumed)
     assert counts == {"requests": 12, "cache_hits": 8, "computed": 4}
     assert len(server.requests) - sent_before == 4  # the rerun paid only for prompts never answered
     out_dir = Path(resumed["output_files"]["eng_Latn"]).parent
@@ -190,8 +199,8 @@ def test_sigkilled_api_job_resumes_paying_only_for_the_rest(tmp_path, server, mo
 
     # sampled decoding is cached per seed: another seed pays again, the same seed does not
     other_seed = {**resumed, "settings": {**model["settings"], "seed": 99}}
-    assert generate.run(**other_seed)["computed"] == 12
-    assert generate.run(**resumed)["computed"] == 0
+    assert run(other_seed)["computed"] == 12
+    assert run(resumed)["computed"] == 0
 
 
 def test_api_errors_keep_what_finished(tmp_path, server, monkeypatch):
@@ -202,7 +211,7 @@ def test_api_errors_keep_what_finished(tmp_path, server, monkeypatch):
                   ("status", 401, {}, {"error": {"message": "invalid key"}}))
     from babeleval.core.errors import BackendError
     with pytest.raises(BackendError, match="HTTP 401"):
-        generate.run(**args)
+        run(args)
     assert cache_rows(Path(args["cache_path"])) >= 5  # flushed on the way out, though no flush was due
     assert not Path(args["output_files"]["eng_Latn"]).exists()
 

@@ -29,6 +29,7 @@ import yaml
 
 from babeleval.generate import job as generate
 from babeleval.generate.backends import load_backend
+from babeleval.generate.backends.config import HFConfig
 from babeleval.core.jsonl import read_jsonl, write_jsonl
 from conftest import copy_workflow, snakemake
 
@@ -290,7 +291,7 @@ class Crash(Exception):
 def test_resumed_generation_answers_like_an_uninterrupted_one(mode, tmp_path, tiny_model_dir):
     """Chunks commit whole, so what a resumed job still has to do is the uninterrupted job's last chunks, batched
     (and sampled) alike: sampled outputs and padded-batch log-likelihoods come out byte-identical."""
-    spec = {"backend": "hf", "dtype": "float32", "device": "cpu", "batch_size": 3}
+    config = HFConfig(builtin="tiny-llama", dtype="float32", device="cpu", batch_size=3)
     requests = [{"id": f"q{i}", "language": "eng_Latn", "prompt": f"Question {i}: {'why ' * (i % 7)}?\nAnswer:",
                  "continuations": [" A", " B", " C", " D"], "choices": list("abcd"), "answer": i % 4}
                 for i in range(23)]
@@ -302,7 +303,7 @@ def test_resumed_generation_answers_like_an_uninterrupted_one(mode, tmp_path, ti
                     "max_new_tokens": 6, "stop": [], "seed": 7}
 
     def run(name, loader=load_backend):
-        return generate.run(model_spec=spec, model_path=str(tiny_model_dir), mode=settings["mode"], settings=settings,
+        return generate.run(config=config, model_path=str(tiny_model_dir), mode=settings["mode"], settings=settings,
                             request_files={"eng_Latn": str(tmp_path / "prompts.jsonl")},
                             output_files={"eng_Latn": str(tmp_path / name / "out.jsonl")},
                             cache_path=str(tmp_path / name / "cache.sqlite"), chunk_size=5, backend_loader=loader)
@@ -312,8 +313,8 @@ def test_resumed_generation_answers_like_an_uninterrupted_one(mode, tmp_path, ti
     class Dying:
         """The real backend, killed after two chunks."""
 
-        def __init__(self, spec, path):
-            self.backend, self.calls = load_backend(spec, path), 0
+        def __init__(self, config, path):
+            self.backend, self.calls = load_backend(config, path), 0
 
         def __getattr__(self, name):
             method = getattr(self.backend, name)

@@ -16,6 +16,7 @@ import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from babeleval.generate.backends import BACKENDS
 from conftest import ROOT
 
 ENVS = ROOT / "envs"
@@ -81,8 +82,11 @@ def test_every_runtime_extra_is_in_an_environment():
 
 def test_rules_name_existing_environments():
     named = set()
-    for smk in [*sorted((ROOT / "workflow/rules").glob("*.smk")), ROOT / "workflow/babeleval/grid/rules.py"]:
+    for smk in sorted((ROOT / "workflow/rules").glob("*.smk")):
         for path in re.findall(r"""["']\.\./\.\./envs/([^"']+)["']""", smk.read_text(encoding="utf-8")):
             assert (ENVS / path).is_file(), f"{smk.name}: conda environment envs/{path} does not exist"
             named.add(path)
+    for backend in BACKENDS.values():  # a generation job's environment is its backend's (grid.rules.generation_env)
+        assert (ROOT / backend.conda_env).is_file(), f"backend {backend.name}: {backend.conda_env} does not exist"
+        named.add(backend.conda_env.removeprefix("envs/"))
     assert {"cpu.yaml", "gpu.yaml", "api.yaml", "vllm.yaml"} <= named

@@ -4,9 +4,10 @@ import pytest
 
 from babeleval.generate import job as generate
 from babeleval.generate.backends import load_backend
+from babeleval.generate.backends.config import HFConfig
 from babeleval.core.jsonl import read_jsonl, write_jsonl
 
-SPEC = {"backend": "hf", "dtype": "float32", "device": "cpu", "batch_size": 4}
+CONFIG = HFConfig(builtin="tiny-llama", dtype="float32", device="cpu", batch_size=4)
 
 
 def requests(language, n):
@@ -23,12 +24,12 @@ def job(tmp_path, tiny_model_dir):
         write_jsonl(inputs[lang], requests(lang, n))
     loads = []
 
-    def counting_loader(spec, path):
+    def counting_loader(config, path):
         loads.append(path)
-        return load_backend(spec, path)
+        return load_backend(config, path)
 
     def run(**overrides):
-        kwargs = dict(model_spec=SPEC, model_path=str(tiny_model_dir), mode="loglikelihood",
+        kwargs = dict(config=CONFIG, model_path=str(tiny_model_dir), mode="loglikelihood",
                       settings={"mode": "loglikelihood"}, request_files=inputs,
                       output_files={lang: str(tmp_path / "out" / f"{lang}.jsonl") for lang in inputs},
                       cache_path=str(tmp_path / "cache.sqlite"), chunk_size=2, backend_loader=counting_loader)
@@ -77,8 +78,8 @@ def test_killed_job_keeps_finished_chunks(job):
 
     calls = []
 
-    def crashing_loader(spec, path):
-        backend = load_backend(spec, path)
+    def crashing_loader(config, path):
+        backend = load_backend(config, path)
         real = backend.loglikelihood
 
         def flaky(reqs):

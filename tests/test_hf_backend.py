@@ -1,17 +1,20 @@
 """The transformers backend on the tiny model: shared-prefix log-likelihoods and batched generation."""
 
+import dataclasses
+
 import pytest
 import torch
 
 from babeleval.generate.backends.base import Decoding, GenerationRequest, LoglikelihoodRequest
+from babeleval.generate.backends.config import HFConfig
 from babeleval.generate.backends.hf import HFBackend
 
-SPEC = {"backend": "hf", "dtype": "float32", "device": "cpu", "batch_size": 3}
+CONFIG = HFConfig(builtin="tiny-llama", dtype="float32", device="cpu", batch_size=3)
 
 
 @pytest.fixture(scope="module")
 def backend(tiny_model_dir):
-    return HFBackend(SPEC, str(tiny_model_dir))
+    return HFBackend(CONFIG, str(tiny_model_dir))
 
 
 def direct_logprob(backend, context, continuation):
@@ -104,7 +107,7 @@ def test_sampling_is_seeded(backend):
 
 
 def test_long_prompts_are_cut_from_the_left_and_say_how_much(tiny_model_dir):
-    backend = HFBackend({**SPEC, "max_length": 48}, str(tiny_model_dir))
+    backend = HFBackend(dataclasses.replace(CONFIG, max_length=48), str(tiny_model_dir))
     exemplars = "Beispiel: Die Katze schläft. Antwort: A\n\n" * 12
     question = "Frage: Wo schläft die Katze?\nAntwort:"
     requests = [GenerationRequest(exemplars + question, 4, (), None, question),
@@ -120,7 +123,7 @@ def test_long_prompts_are_cut_from_the_left_and_say_how_much(tiny_model_dir):
 
 
 def test_a_cut_that_reaches_the_question_is_flagged(tiny_model_dir):
-    backend = HFBackend({**SPEC, "max_length": 16}, str(tiny_model_dir))
+    backend = HFBackend(dataclasses.replace(CONFIG, max_length=16), str(tiny_model_dir))
     question = "प्रश्न: बिल्ली कहाँ सोती है? उत्तर दीजिए, कृपया विस्तार से और सोच-समझकर।\nउत्तर:"
     [result] = backend.generate([GenerationRequest("उदाहरण\n\n" + question, 4, (), None, question)], Decoding())
     assert result.truncated_tokens > 0 and result.question_cut

@@ -4,15 +4,16 @@ import pytest
 import torch
 
 from babeleval.generate.backends.base import LoglikelihoodRequest
+from babeleval.generate.backends.config import HFConfig
 from babeleval.generate.backends.hf import HFBackend
 
-SPEC = {"backend": "hf", "dtype": "float32", "device": "cpu", "batch_size": 4}
+CONFIG = HFConfig(builtin="tiny-llama", dtype="float32", device="cpu", batch_size=4)
 PASSAGE = "The market closes at noon, when the square must be cleared for buses. In winter it moves indoors. " * 3
 
 
 @pytest.fixture(scope="module")
 def backend(tiny_model_dir):
-    return HFBackend(SPEC, str(tiny_model_dir))
+    return HFBackend(CONFIG, str(tiny_model_dir))
 
 
 def direct_logprob(backend, context, continuation):

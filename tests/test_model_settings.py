@@ -1,37 +1,72 @@
-"""One table says which model settings change outputs: the cache key and the rescoring decision agree on it."""
+"""Each model setting is declared once, with its role, on its backend's config: the cache key and the
+rescoring decision are derived from those declarations and agree on them."""
 
 from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
 
 import pytest
 import yaml
 
+import model_entries
+from babeleval.core.errors import ConfigError
+from babeleval.generate.backends import BACKENDS, model_config
 from babeleval.generate.backends.chat import build_messages
 from babeleval.generate.cache import request_key
-from babeleval.generate.fingerprint import (BACKENDS, IGNORED, MODEL_SETTINGS, OUTPUT, REQUEST, SPEED, model_fingerprint,
-                                   output_settings, setting_role)
+from babeleval.generate.fingerprint import (IGNORED, OUTPUT, REQUEST, ROLE, SPEED, declared_settings,
+                                            model_fingerprint, output_settings, setting_role)
 from babeleval.generate.job import _payload
+from babeleval.grid.params import load_schema
+
+BUILT_IN = ("hf", "vllm", "openai")
 
 
-def schema_model_keys(repo_root) -> tuple[set[str], list[str]]:
+def schema_model_keys(repo_root) -> set[str]:
     schema = yaml.safe_load((repo_root / "workflow/schemas/params.schema.yaml").read_text(encoding="utf-8"))
-    model = schema["properties"]["models"]["additionalProperties"]
-    return set(model["properties"]), model["properties"]["backend"]["enum"]
+    return set(schema["properties"]["models"]["additionalProperties"]["properties"])
 
 
 def test_every_model_key_the_schema_allows_is_classified_for_every_backend(repo_root):
-    keys, backends = schema_model_keys(repo_root)
-    assert sorted(backends) == sorted(BACKENDS)
-    unclassified = keys - set(MODEL_SETTINGS)
-    assert not unclassified, f"add these model settings to babeleval.generate.fingerprint.MODEL_SETTINGS: {sorted(unclassified)}"
-    assert set(MODEL_SETTINGS) == keys, f"settings the schema no longer allows: {sorted(set(MODEL_SETTINGS) - keys)}"
-    for key, roles in MODEL_SETTINGS.items():
-        assert set(roles) == set(BACKENDS), key
-        assert set(roles.values()) <= {OUTPUT, REQUEST, SPEED, IGNORED}, key
+    keys = schema_model_keys(repo_root)
+    assert list(BACKENDS)[:3] == list(BUILT_IN)
+    settings = set(built_in_settings())
+    assert keys - settings == set(), f"declare these settings on a backend's config: {sorted(keys - settings)}"
+    assert settings - keys == set(), f"settings params.schema.yaml does not describe: {sorted(settings - keys)}"
+    for name in BUILT_IN:  # every setting has a role for every backend: its own, or ignored
+        config = model_config({"backend": name, "model": "org/m", "base_url": "https://x.example/v1"})
+        assert {setting_role(config, key) for key in keys} <= {OUTPUT, REQUEST, SPEED, IGNORED}, name
+    model = load_schema()["properties"]["models"]["additionalProperties"]["properties"]
+    assert model["backend"]["enum"] == list(BACKENDS)  # derived from the registry
 
 
-def test_a_setting_missing_from_the_table_is_an_error_not_a_guess():
-    with pytest.raises(KeyError, match="quantization"):
-        output_settings({"backend": "vllm", "model": "org/m", "quantization": "awq"})
+def test_a_setting_missing_from_every_config_is_an_error_not_a_guess():
+    with pytest.raises(ConfigError, match="quantization: not a setting of any backend"):
+        output_settings(model_config({"backend": "vllm", "model": "org/m", "quantization": "awq"}))
+
+
+def test_the_roles_and_the_fingerprint_are_what_the_hand_kept_table_gave(tmp_path, monkeypatch):
+    """Every entry of a wide set (tests/model_entries.py) keeps its fingerprint (so its response cache), its
+    output settings in the entry's order, and the role of every setting, as the table before typed configs had
+    them (tests/data/model_settings_golden.json, written by that table)."""
+    golden = json.loads((Path(__file__).parent / "data/model_settings_golden.json").read_text(encoding="utf-8"))
+    model_entries.make_files(tmp_path)
+    monkeypatch.chdir(tmp_path)  # a builtin model is found where the workflow builds it, relative to here
+    seen = {}
+    for ident, raw in model_entries.entries():
+        entry = model_entries.fill(raw, tmp_path)
+        config = model_config(entry)
+        roles = {key: setting_role(config, key) for key in built_in_settings()}
+        seen[ident] = model_entries.outcome_digest(model_fingerprint(config, config.model_path()),
+                                                   output_settings(config), roles, tmp_path)
+    assert seen.keys() == golden.keys()
+    assert [ident for ident in golden if seen[ident] != golden[ident]] == []
+
+
+def built_in_settings() -> list[str]:
+    """The settings the built-in backends declare (params.schema.yaml's model keys), in declaration order."""
+    return list(dict.fromkeys(f.name for backend in BUILT_IN for f in declared_settings(BACKENDS[backend].config)))
 
 
 # A second, schema-valid value for every model setting (the base entries below hold the first).
@@ -71,17 +106,12 @@ def base_entries(tmp_path) -> list[dict]:
     return [{k: v for k, v in entry.items() if v is not None} for entry in entries]
 
 
-def model_path(spec: dict) -> str:
-    # as workflow/rules/common.smk places a builtin model
-    return f"results/models/{spec['builtin']}" if "builtin" in spec else spec["model"]
-
-
-def cache_key(spec: dict, request: dict) -> str:
+def cache_key(config, request: dict) -> str:
     """The response cache key of one request, as babeleval.generate.job computes it."""
     # the model's cap on new tokens enters the request's generation settings (generation_settings in common.smk)
-    settings = {"mode": "generate", "max_new_tokens": min(32, spec.get("max_new_tokens") or 32), "stop": ["\n"]}
-    messages = build_messages(request, spec) if spec.get("chat") else None
-    return request_key(model_fingerprint(spec, model_path(spec)), "generate", settings,
+    settings = {"mode": "generate", "max_new_tokens": min(32, config.max_new_tokens or 32), "stop": ["\n"]}
+    messages = build_messages(request, config) if config.chat else None
+    return request_key(model_fingerprint(config, config.model_path()), "generate", settings,
                        _payload("generate", request, messages))
 
 
@@ -102,28 +132,56 @@ def changed(spec: dict, key: str, tmp_path) -> dict:
 
 
 def test_each_setting_changes_the_cache_key_exactly_when_it_changes_the_rescoring_decision(tmp_path):
-    seen = {backend: set() for backend in BACKENDS}
-    for base in base_entries(tmp_path):
-        for key in MODEL_SETTINGS:
+    settings = built_in_settings()
+    seen = {backend: set() for backend in BUILT_IN}
+    for entry in base_entries(tmp_path):
+        base = model_config(entry)
+        for key in settings:
             role = setting_role(base, key)
-            after = changed(base, key, tmp_path)
-            fingerprint_moved = model_fingerprint(after, model_path(after)) != model_fingerprint(base, model_path(base))
+            try:
+                after = model_config(changed(entry, key, tmp_path))
+            except ConfigError:  # a chat API model has no endpoint but chat
+                assert (base.backend, base.chat, key) == ("openai", True, "endpoint")
+                continue
+            fingerprint_moved = (model_fingerprint(after, after.model_path())
+                                 != model_fingerprint(base, base.model_path()))
             key_moved = cache_key(after, REQUEST_ROW) != cache_key(base, REQUEST_ROW)
             rescored = output_settings(after) != output_settings(base)
-            where = f"{base['backend']} (chat: {bool(base.get('chat'))}) {key} [{role}]"
+            where = f"{base.backend} (chat: {base.chat}) {key} [{role}]"
             assert key_moved == rescored, where
             assert fingerprint_moved == (role == OUTPUT), where
             assert rescored == (role in (OUTPUT, REQUEST)), where
-            seen[base["backend"]].add(key)
-    assert all(keys == set(MODEL_SETTINGS) for keys in seen.values())
+            seen[base.backend].add(key)
+    assert all(keys == set(settings) for keys in seen.values())
 
 
 def test_speed_settings_keep_the_fingerprint_and_the_default_run_keeps_its_fingerprint():
     api = {"backend": "openai", "model": "gpt-x-2024", "base_url": "https://api.example.com/v1/", "chat": True}
-    assert model_fingerprint(api, "gpt-x-2024") == {"backend": "openai", "model": "gpt-x-2024", "chat": True,
-                                                    "base_url": "https://api.example.com/v1", "endpoint": "chat"}
+    assert model_fingerprint(model_config(api), "gpt-x-2024") == {
+        "backend": "openai", "model": "gpt-x-2024", "chat": True, "base_url": "https://api.example.com/v1",
+        "endpoint": "chat"}
     hub = {"backend": "hf", "model": "org/m", "batch_size": 8}
     # the fingerprint of an entry without the newer output settings is what it always was (caches stay valid)
-    assert model_fingerprint(hub, "org/m") == {"backend": "hf", "model": "org/m", "revision": "main",
-                                               "dtype": "auto", "add_bos_token": None, "max_length": None}
-    assert model_fingerprint({**hub, "trust_remote_code": True}, "org/m")["trust_remote_code"] is True
+    assert model_fingerprint(model_config(hub), "org/m") == {"backend": "hf", "model": "org/m", "revision": "main",
+                                                             "dtype": "auto", "add_bos_token": None, "max_length": None}
+    assert model_fingerprint(model_config({**hub, "trust_remote_code": True}), "org/m")["trust_remote_code"] is True
+
+
+def test_output_settings_keep_the_entry_as_written():
+    entry = {"max_new_tokens": 24, "batch_size": 8, "device": "cpu", "dtype": "float32", "builtin": "tiny-llama",
+             "backend": "hf", "timeout": 5}  # the API's timeout: ignored by hf
+    assert list(output_settings(model_config(entry)).items()) == [
+        ("max_new_tokens", 24), ("dtype", "float32"), ("builtin", "tiny-llama"), ("backend", "hf")]
+
+
+def test_the_settings_table_in_docs_models_says_what_the_configs_declare(repo_root):
+    text = (repo_root / "docs/models.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| ([^|]+) \| ([^|]+) \| ([^|]+) \|", text, re.M)
+    documented = {name: dict(zip(BUILT_IN, (cell.split()[0] for cell in cells))) for name, *cells in rows}
+    assert sorted(documented) == sorted(built_in_settings())
+    for name, roles in documented.items():
+        for backend, role in roles.items():
+            declared = {f.name: f.metadata[ROLE] for f in declared_settings(BACKENDS[backend].config)}.get(name, "–")
+            if name == "builtin" and backend != "hf":
+                continue  # declared by every config, but params.schema.yaml gives a builtin model to hf only
+            assert role == declared, (name, backend)

@@ -7,10 +7,11 @@ import traceback
 import pytest
 from fake_openai import FakeOpenAI, echo_logprobs, reply_for
 
-from babeleval.generate.backends import load_backend
+from babeleval.generate.backends import load_backend, model_config
 from babeleval.generate.backends.base import Decoding, GenerationRequest, LoglikelihoodRequest
-from babeleval.generate.backends.openai_api import OpenAIBackend, parse_retry_after, rate_limit_resource
-from babeleval.core.errors import BackendError
+from babeleval.generate.backends.config import OpenAIConfig, rate_limit_resource
+from babeleval.generate.backends.openai_api import OpenAIBackend, parse_retry_after
+from babeleval.core.errors import BackendError, ConfigError
 
 KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"
 
@@ -33,7 +34,7 @@ def make(server, key_env=None, sleeps=None, **spec):
     if key_env:
         full["api_key_env"] = key_env
     sleep = None if sleeps is None else (lambda s: (sleeps.append(s), time.sleep(min(s, 0.05))))
-    return OpenAIBackend(full, "test-model", sleep=sleep)
+    return OpenAIBackend(model_config(full), "test-model", sleep=sleep)
 
 
 GREEDY = Decoding()
@@ -214,7 +215,7 @@ def test_loglikelihood_on_a_server_without_prompt_logprobs(server):
 
 
 def test_chat_with_completions_endpoint_is_refused(server):
-    with pytest.raises(BackendError, match="needs endpoint: chat"):
+    with pytest.raises(ConfigError, match="needs endpoint: chat"):  # by the config, before any backend
         make(server, chat=True, endpoint="completions")
 
 
@@ -231,6 +232,9 @@ def test_retry_after_forms():
 
 
 def test_rate_limit_resource_names():
-    assert rate_limit_resource({"base_url": "https://openrouter.ai/api/v1"}) == "api_openrouter_ai"
-    assert rate_limit_resource({"base_url": "http://localhost:8000/v1"}) == "api_localhost_8000"
-    assert rate_limit_resource({"base_url": "https://x", "rate_limit_resource": "api_lab"}) == "api_lab"
+    def named(**settings):
+        return rate_limit_resource(OpenAIConfig(model="m", **settings))
+
+    assert named(base_url="https://openrouter.ai/api/v1") == "api_openrouter_ai"
+    assert named(base_url="http://localhost:8000/v1") == "api_localhost_8000"
+    assert named(base_url="https://x", rate_limit_resource="api_lab") == "api_lab"

@@ -25,7 +25,7 @@ def test_an_api_entry_validates(check):
     grid = check({**MODEL, "api_key_env": "EXAMPLE_API_KEY", "chat": True, "system_prompt": "Be brief.",
                   "fewshot_as_turns": True, "concurrency": 8, "timeout": 30, "max_retries": 3,
                   "rate_limit_resource": "api_example"})
-    assert grid.models["m"]["api_key_env"] == "EXAMPLE_API_KEY"
+    assert grid.models["m"].api_key_env == "EXAMPLE_API_KEY"
 
 
 def test_params_never_hold_a_key(check):

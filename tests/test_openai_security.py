@@ -15,6 +15,7 @@ import pytest
 
 from scripted_server import Scripted, send
 
+from babeleval.generate.backends import model_config
 from babeleval.generate.backends.base import Decoding, GenerationRequest
 from babeleval.generate.backends.openai_api import OpenAIBackend, origin
 from babeleval.core.errors import BabelevalError, BackendError
@@ -27,9 +28,10 @@ ANSWER = {"choices": [{"text": " B", "index": 0, "finish_reason": "stop"}],
 
 def make(url, monkeypatch, **spec):
     monkeypatch.setenv("BABELEVAL_ORIGIN_KEY", KEY)
-    return OpenAIBackend({"backend": "openai", "base_url": url, "api_key_env": "BABELEVAL_ORIGIN_KEY",
-                          "endpoint": "completions", "max_retries": 1, "backoff_base": 0.01, "backoff_max": 0.02,
-                          "timeout": 2, "concurrency": 1, **spec}, "origin-model")
+    return OpenAIBackend(model_config({
+        "backend": "openai", "model": "origin-model", "base_url": url, "api_key_env": "BABELEVAL_ORIGIN_KEY",
+        "endpoint": "completions", "max_retries": 1, "backoff_base": 0.01, "backoff_max": 0.02, "timeout": 2,
+        "concurrency": 1, **spec}), "origin-model")
 
 
 def ask(backend, prompt="Which letter? / どれ? / Welcher Buchstabe?"):
@@ -117,8 +119,9 @@ def test_retry_after_is_capped_by_max_retry_after(monkeypatch):
     sleeps = []
     with Scripted(lambda h, s: send(h, *next(replies))) as srv:
         monkeypatch.setenv("BABELEVAL_ORIGIN_KEY", KEY)
-        backend = OpenAIBackend({"backend": "openai", "base_url": srv.url, "api_key_env": "BABELEVAL_ORIGIN_KEY",
-                                 "endpoint": "completions", "max_retry_after": 0.2}, "m", sleep=sleeps.append)
+        backend = OpenAIBackend(model_config({"backend": "openai", "model": "m", "base_url": srv.url,
+                                              "api_key_env": "BABELEVAL_ORIGIN_KEY", "endpoint": "completions",
+                                              "max_retry_after": 0.2}), "m", sleep=sleeps.append)
         [result] = ask(backend)
     assert sleeps == [0.2] and result.text == " B"
 
@@ -161,16 +164,17 @@ def test_a_server_that_never_accepts_is_bounded_by_the_deadline(monkeypatch):
 def test_deadline_settings_are_valid_and_keep_the_cache(repo_root):
     import yaml
 
-    from babeleval.grid.params import validate
     from babeleval.generate.fingerprint import model_fingerprint
+    from babeleval.grid.params import validate
 
     spec = {"backend": "openai", "model": "gpt-4o-mini-2024-07-18", "base_url": "https://api.example.org/v1",
             "api_key_env": "OPENAI_API_KEY", "chat": True}
     tuned = {**spec, "request_deadline": 120, "max_retry_after": 30}
-    assert model_fingerprint(spec, spec["model"]) == model_fingerprint(tuned, spec["model"])
+    assert (model_fingerprint(model_config(spec), spec["model"])
+            == model_fingerprint(model_config(tuned), spec["model"]))
     params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
     params["models"] = {"api": tuned}
-    assert validate(params, root=repo_root).models["api"]["request_deadline"] == 120
+    assert validate(params, root=repo_root).models["api"].request_deadline == 120
     params["models"]["api"]["request_deadline"] = 0
     with pytest.raises(BabelevalError, match=r"models\.api\.request_deadline: 0 is less than or equal to the minimum"):
         validate(params, root=repo_root)

@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 from babeleval.generate import job as generate
+from babeleval.generate.backends import model_config
 from babeleval.score import job as scoring
 from babeleval.grid.params import validate
 from babeleval.core.jsonl import write_jsonl
@@ -130,7 +131,7 @@ def run_combination(server, params_file: Path, tmp_path: Path, task: str, templa
     settings = generate.decoding_settings(
         template.mode, {"max_new_tokens": template.generation.max_new_tokens, "stop": template.generation.stop},
         spec["decoding"][template.generation.decoding], spec["seed"])
-    generate.run(model_spec=spec["models"]["oracle"], model_path="oracle", mode=template.mode, settings=settings,
+    generate.run(config=model_config(spec["models"]["oracle"]), model_path="oracle", mode=template.mode, settings=settings,
                  request_files={language: str(requests_file)}, output_files={language: str(generations)},
                  cache_path=None)
     return scoring.score_files(generations=str(generations), template_task=task, template_name=template_name,

@@ -101,7 +101,7 @@ def test_editing_a_template_reruns_only_its_jobs(finished_run):
 @pytest.mark.parametrize("setting, value, reruns", [("batch_size", 3, False), ("device", "auto", False),
                                                      ("add_bos_token", True, True)])
 def test_a_model_setting_reruns_generation_exactly_when_it_changes_outputs(finished_run, setting, value, reruns):
-    # which settings change outputs: babeleval.generate.fingerprint.MODEL_SETTINGS (tests/test_model_settings.py)
+    # which settings change outputs: their roles in babeleval.generate.backends.config (tests/test_model_settings.py)
     params_file = finished_run / "params.yaml"
     original = params_file.read_text(encoding="utf-8")
     params = yaml.safe_load(original)

@@ -99,7 +99,7 @@ def generation_resources():
     endpoint over the whole run, however many jobs run at once. A resource not named on the command line is
     not limited.
     """
-    resources = {"gpu": lambda w: 0 if grid_rules.is_api_model(GRID, w.model) else 1}
+    resources = {"gpu": lambda w: 1 if grid_rules.holds_gpu(GRID, w.model) else 0}
     for name in sorted({grid_rules.api_resource(GRID, m) for m in GRID.models} - {None}):
         resources[name] = lambda w, name=name: (
             grid_rules.api_concurrency(GRID, w.model) if grid_rules.api_resource(GRID, w.model) == name else 0)

@@ -24,14 +24,14 @@ for _task in GRID.tasks.values():
         params:
             labels=lambda w, task=_task, sets=_sets: [label for label, _ in shared_prefix_pairs(task, sets[w.base])],
             settings=lambda w, task=_task, sets=_sets: generation_settings(task.name, sets[w.base][0], w.model),
-            model_spec=lambda w: GRID.models[w.model],
+            model_entry=lambda w: config["models"][w.model],  # as params.yaml gives it (the job types it)
             model_path=lambda w: model_path(w.model),
             cache=lambda w: paths.CACHE.format(model=w.model),
         resources:
-            gpu=1,
+            **generation_resources(),  # the model's backend's: gpu=1 for hf (common.smk)
         log:
             paths.log("shared_prefix", "{model}", _task.name, "{base}"),
         conda:
-            "../../envs/gpu.yaml"
+            generation_env
         script:
             "../scripts/shared_prefix.py"

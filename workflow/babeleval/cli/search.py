@@ -162,9 +162,9 @@ def run_search(params: str, model: str, task_name: str, language: str, base: str
     n_items = min(len(r) for r in requests.values())
     backend_holder: dict = {}
 
-    def backend_loader(model_spec, model_path):  # one model load for the whole search
+    def backend_loader(config, model_path):  # one model load for the whole search
         if "backend" not in backend_holder:
-            backend_holder["backend"] = load_backend(model_spec, model_path)
+            backend_holder["backend"] = load_backend(config, model_path)
         return backend_holder["backend"]
 
     cache = paths.CACHE.format(model=model) if grid.cache_enabled else None
@@ -175,7 +175,7 @@ def run_search(params: str, model: str, task_name: str, language: str, base: str
         template = templates[name]
         chosen = [requests[name][i] for i in indices]
         write_jsonl(tmp / "requests.jsonl", chosen)
-        done = generate_run(model_spec=grid.models[model], model_path=grid_rules.model_path(grid, model), mode=template.mode,
+        done = generate_run(config=grid.models[model], model_path=grid_rules.model_path(grid, model), mode=template.mode,
                             settings=decoding_for(template, grid.models[model], grid.decoding, grid.seed),
                             request_files={language: str(tmp / "requests.jsonl")},
                             output_files={language: str(tmp / "answers.jsonl")}, cache_path=cache,

@@ -5,18 +5,43 @@ moves). A local directory is identified by its content: small files are hashed
 whole; weight shards over 64 MiB by size plus their first and last MiB, which
 tells apart any two checkpoints in practice without reading gigabytes at every
 job start.
+
+Every model setting is declared once, as a field of its backend's config class
+(``babeleval.generate.backends.config``) made with ``setting``: its default and
+its role.
+
+- OUTPUT:  changes the model's outputs: part of the model fingerprint (the cache key) and of the rescoring
+           decision; ``enters`` says how its value enters the fingerprint where that is not ``{name: value}``
+- REQUEST: changes outputs through each request itself (its messages or generation settings), which the
+           cache keys on: part of the rescoring decision, not of the fingerprint
+- SPEED:   changes only speed or robustness, never an output (kept out of both)
+- IGNORED: the backend does not read the setting: another backend's setting, or one declared with an
+           ``ignored_if`` that holds for the entry (chat settings with chat off, a hub revision for local
+           weights); kept out of both
+
+The fingerprint (``model_fingerprint``) and the rescoring decision (``output_settings``) are derived from
+these declarations here; nothing else classifies a setting.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..core.jsonl import dumps
 
 WHOLE_FILE_LIMIT = 64 * 2**20
 EDGE = 2**20
+
+OUTPUT, REQUEST, SPEED, IGNORED = "output", "request", "speed", "ignored"
+ROLES = (OUTPUT, REQUEST, SPEED)
+# what a setting's field carries in its metadata (see ``setting``)
+ROLE, ENTERS, IGNORED_IF = "role", "enters", "ignored_if"
+
+# How an OUTPUT setting enters the fingerprint: (setting name, config, model path) -> fingerprint fields.
+Enters = Callable[[str, Any, str], dict[str, Any]]
 
 
 def digest(obj: Any) -> str:
@@ -38,118 +63,79 @@ def directory_hash(path: Path) -> str:
     return h.hexdigest()
 
 
-# Which model settings change a model's outputs, per backend. The response cache key (model_fingerprint) and
-# the rescoring decision (output_settings) are both computed from this table, and a test checks that every
-# model key params.schema.yaml allows is classified here, so a new setting cannot be forgotten.
-#   OUTPUT:  part of the model fingerprint (cache key) and of the rescoring decision
-#   REQUEST: changes outputs through each request itself (its messages or generation settings), which the
-#            cache keys on; part of the rescoring decision, not of the fingerprint
-#   SPEED:   changes only speed or robustness, never an output (kept out of both)
-#   IGNORED: this backend does not read the setting (kept out of both)
-OUTPUT, REQUEST, SPEED, IGNORED = "output", "request", "speed", "ignored"
-BACKENDS = ("hf", "vllm", "openai")
+# -- how a value enters the fingerprint ------------------------------------------------------------------
 
 
-def _roles(hf: str, vllm: str, openai: str) -> dict[str, str]:
-    return {"hf": hf, "vllm": vllm, "openai": openai}
+def as_is(name: str, config: Any, model_path: str) -> dict[str, Any]:
+    """The value itself, the default where the entry leaves it out."""
+    return {name: getattr(config, name)}
 
 
-_LOCAL_ONLY_OUTPUT = _roles(OUTPUT, OUTPUT, IGNORED)
-_LOCAL_ONLY_SPEED = _roles(SPEED, SPEED, IGNORED)
-_API_ONLY_SPEED = _roles(IGNORED, IGNORED, SPEED)
-
-MODEL_SETTINGS: dict[str, dict[str, str]] = {
-    "backend": _roles(OUTPUT, OUTPUT, OUTPUT),
-    "model": _roles(OUTPUT, OUTPUT, OUTPUT),  # weights (local directory: their content) or the served name
-    "builtin": _roles(OUTPUT, OUTPUT, OUTPUT),  # the built weights' content
-    "revision": _roles(OUTPUT, OUTPUT, OUTPUT),
-    "dtype": _LOCAL_ONLY_OUTPUT,
-    "add_bos_token": _LOCAL_ONLY_OUTPUT,
-    "max_length": _LOCAL_ONLY_OUTPUT,  # left truncation of long prompts
-    "trust_remote_code": _LOCAL_ONLY_OUTPUT,  # may select the model's own implementation over the library's
-    "chat": _roles(OUTPUT, OUTPUT, OUTPUT),
-    "chat_template": _LOCAL_ONLY_OUTPUT,  # chat models only; the file's content
-    "system_prompt": _roles(REQUEST, REQUEST, REQUEST),  # chat models only; in the messages
-    "fewshot_as_turns": _roles(REQUEST, REQUEST, REQUEST),  # chat models only; in the messages
-    "max_new_tokens": _roles(REQUEST, REQUEST, REQUEST),  # in each request's generation settings
-    "device": _LOCAL_ONLY_SPEED,
-    "batch_size": _LOCAL_ONLY_SPEED,
-    "tensor_parallel_size": _roles(IGNORED, SPEED, IGNORED),
-    "gpu_memory_utilization": _roles(IGNORED, SPEED, IGNORED),
-    "base_url": _roles(IGNORED, IGNORED, OUTPUT),
-    "endpoint": _roles(IGNORED, IGNORED, OUTPUT),
-    "api_key_env": _API_ONLY_SPEED,  # whose account, never what it answers (and never a secret in a cache key)
-    "concurrency": _API_ONLY_SPEED,
-    "timeout": _API_ONLY_SPEED,
-    "max_retries": _API_ONLY_SPEED,
-    "backoff_base": _API_ONLY_SPEED,
-    "backoff_max": _API_ONLY_SPEED,
-    "request_deadline": _API_ONLY_SPEED,
-    "max_retry_after": _API_ONLY_SPEED,
-    "rate_limit_resource": _API_ONLY_SPEED,
-}
-
-# Settings read only for chat models: ignored by every backend when ``chat`` is off.
-CHAT_ONLY_SETTINGS = frozenset({"chat_template", "system_prompt", "fewshot_as_turns"})
+def if_set(name: str, config: Any, model_path: str) -> dict[str, Any]:
+    """The value where it is set; off, the default, leaves the fingerprint as it was before the setting existed."""
+    value = getattr(config, name)
+    return {name: value} if value else {}
 
 
-def setting_role(spec: dict[str, Any], key: str) -> str:
-    """OUTPUT, REQUEST, SPEED or IGNORED: what a model entry's setting does under its backend."""
-    if key not in MODEL_SETTINGS:
-        # params.schema.yaml refuses unknown model keys at validation, so only a new schema key reaches here
-        raise KeyError(f"model setting {key!r} is not classified in babeleval.fingerprint.MODEL_SETTINGS")
-    if key in CHAT_ONLY_SETTINGS and not spec.get("chat"):
+def nothing(name: str, config: Any, model_path: str) -> dict[str, Any]:
+    """No field of its own: the setting enters through another one (the model path, the hub id)."""
+    return {}
+
+
+def served_name(name: str, config: Any, model_path: str) -> dict[str, Any]:
+    """The name the model is asked for by (an API's model, as the backend sends it)."""
+    return {name: model_path}
+
+
+def without_trailing_slash(name: str, config: Any, model_path: str) -> dict[str, Any]:
+    """A URL, without the trailing slash that does not change where it points."""
+    return {name: getattr(config, name).rstrip("/")}
+
+
+def file_sha256(name: str, config: Any, model_path: str) -> dict[str, Any]:
+    """A file by its content (``<name>_sha256``; None for a file that is not there); nothing where unset."""
+    path = getattr(config, name)
+    if not path:
+        return {}
+    file = Path(path)
+    return {f"{name}_sha256": hashlib.sha256(file.read_bytes()).hexdigest() if file.is_file() else None}
+
+
+# -- declaring a setting, and what is derived from the declarations ------------------------------------------
+
+
+def setting(default: Any, role: str, *, enters: Enters = as_is,
+            ignored_if: Callable[[Any], bool] | None = None) -> Any:
+    """A model setting: a config field with its default, its role and (OUTPUT) how it enters the fingerprint.
+
+    ``ignored_if(config)``: where it holds, the backend does not read the setting for that entry.
+    """
+    if role not in ROLES:
+        raise ValueError(f"a setting's role is one of {', '.join(ROLES)}, not {role!r}")
+    return dataclasses.field(default=default, metadata={ROLE: role, ENTERS: enters, IGNORED_IF: ignored_if})
+
+
+def declared_settings(config: Any) -> tuple[dataclasses.Field, ...]:
+    """The settings a config class (or config) declares, in field order."""
+    return tuple(f for f in dataclasses.fields(config) if ROLE in f.metadata)
+
+
+def setting_role(config: Any, key: str) -> str:
+    """OUTPUT, REQUEST, SPEED or IGNORED: what a setting does for this config's model."""
+    declared = next((f for f in declared_settings(config) if f.name == key), None)
+    if declared is None:  # another backend's setting (one no backend declares is refused when an entry is typed)
         return IGNORED
-    if key == "revision" and spec["backend"] != "openai" and _local_weights(spec):
-        return IGNORED  # local weights are identified by their content; a hub revision does not apply
-    return MODEL_SETTINGS[key][spec["backend"]]
+    ignored_if = declared.metadata[IGNORED_IF]
+    return IGNORED if ignored_if is not None and ignored_if(config) else declared.metadata[ROLE]
 
 
-def _local_weights(spec: dict[str, Any]) -> bool:
-    return "builtin" in spec or Path(spec.get("model", "")).is_dir()
+def output_settings(config: Any) -> dict[str, Any]:
+    """The settings of a model entry that change its outputs (in the entry's order): a change to any must rescore."""
+    return {key: getattr(config, key) for key in config.given if setting_role(config, key) in (OUTPUT, REQUEST)}
 
 
-def output_settings(spec: dict[str, Any]) -> dict[str, Any]:
-    """The settings of a model entry that change its outputs: a change to any of them must rescore."""
-    return {key: value for key, value in spec.items() if setting_role(spec, key) in (OUTPUT, REQUEST)}
-
-
-def _fingerprint_fields(spec: dict[str, Any], key: str, model_path: str) -> dict[str, Any]:
-    """How one OUTPUT setting enters the fingerprint (absent settings at their default, as the backends read them)."""
-    backend = spec["backend"]
-    if key in ("model", "builtin"):
-        if backend == "openai":
-            return {"model": model_path}
-        if Path(model_path).is_dir():  # a local directory or a built model: identified by its content
-            return {"weights_sha256": directory_hash(Path(model_path))}
-        return {"model": model_path, "revision": spec.get("revision", "main")}
-    if key == "revision":
-        if backend == "openai":
-            return {"revision": spec["revision"]} if spec.get("revision") else {}
-        return {}  # a hub model's revision enters with its id above; a local directory is its content
-    if key == "base_url":
-        return {"base_url": spec["base_url"].rstrip("/")}
-    if key == "endpoint":
-        return {"endpoint": spec.get("endpoint", "chat" if spec.get("chat") else "completions")}
-    if key == "dtype":
-        return {"dtype": spec.get("dtype", "auto")}
-    if key in ("add_bos_token", "max_length"):
-        return {key: spec.get(key)}
-    if key in ("chat", "trust_remote_code"):
-        return {key: True} if spec.get(key) else {}  # off, the default, leaves the fingerprint as it was
-    if key == "chat_template":
-        if not spec.get("chat_template"):
-            return {}
-        template = Path(spec["chat_template"])
-        return {"chat_template_sha256": hashlib.sha256(template.read_bytes()).hexdigest() if template.is_file()
-                else None}
-    if key == "backend":
-        return {"backend": backend}
-    raise KeyError(f"model setting {key!r} is classified as changing outputs but has no fingerprint field")
-
-
-def model_fingerprint(spec: dict[str, Any], model_path: str) -> dict[str, Any]:
-    """What identifies a model's outputs: every setting MODEL_SETTINGS marks OUTPUT for the entry's backend.
+def model_fingerprint(config: Any, model_path: str) -> dict[str, Any]:
+    """What identifies a model's outputs: every OUTPUT setting of its config, given in its entry or at its default.
 
     Speed-only settings (batch size, device, concurrency, timeouts, retries) are left out, so changing them
     keeps the cache. A chat model adds ``chat`` and, when its entry overrides the tokenizer's template, that
@@ -158,11 +144,7 @@ def model_fingerprint(spec: dict[str, Any], model_path: str) -> dict[str, Any]:
     alias moves), never by anything secret.
     """
     fingerprint: dict[str, Any] = {}
-    # every OUTPUT setting of the backend, present in the entry or not: an absent one enters at its default
-    for key, roles in MODEL_SETTINGS.items():
-        if key == "builtin" or roles[spec["backend"]] != OUTPUT:
-            continue  # builtin: model_path already names the built model ("model" below)
-        if key in CHAT_ONLY_SETTINGS and not spec.get("chat"):
-            continue
-        fingerprint.update(_fingerprint_fields(spec, key, model_path))
+    for declared in declared_settings(config):
+        if setting_role(config, declared.name) == OUTPUT:
+            fingerprint.update(declared.metadata[ENTERS](declared.name, config, model_path))
     return fingerprint

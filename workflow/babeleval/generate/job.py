@@ -20,18 +20,23 @@ for API backends the server-reported usage with HTTP calls and retries.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import shutil
+import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from .backends import load_backend
-from .backends.base import Backend, Decoding, GenerationRequest, LoglikelihoodRequest
-from .backends.chat import build_messages, is_chat
-from .cache import NoCache, ResponseCache, request_key
-from .fingerprint import digest, model_fingerprint
 from ..core.jsonl import read_jsonl, write_json, write_jsonl
 from ..core.progress import Progress
+from . import preflight
+from .backends import BackendType, get_backend, load_backend, model_config
+from .backends.base import Backend, Decoding, GenerationRequest, LoglikelihoodRequest
+from .backends.chat import build_messages
+from .backends.config import ModelConfig
+from .cache import NoCache, ResponseCache, request_key
+from .fingerprint import digest, model_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -144,7 +149,7 @@ class _Committer:
 
 def run(
     *,
-    model_spec: dict[str, Any],
+    config: ModelConfig,
     model_path: str,
     mode: str,
     settings: dict[str, Any],
@@ -152,7 +157,7 @@ def run(
     output_files: dict[str, str],
     cache_path: str | None,
     chunk_size: int = 64,
-    backend_loader: Callable[[dict[str, Any], str], Backend] = load_backend,
+    backend_loader: Callable[[ModelConfig, str], Backend] = load_backend,
     usage_file: str | None = None,
     flush_every: int = 16,
     flush_seconds: float = 2.0,
@@ -162,10 +167,10 @@ def run(
     ``usage_file``, when given, receives what this run cost (see ``usage`` below) as JSON, written atomically.
     """
     started_run = time.perf_counter()
-    fingerprint = model_fingerprint(model_spec, model_path)
+    fingerprint = model_fingerprint(config, model_path)
     fingerprint_id = digest(fingerprint)
     cache = ResponseCache(cache_path) if cache_path else NoCache()
-    by_language = _keyed_requests(request_files, model_spec, mode, settings, fingerprint)
+    by_language = _keyed_requests(request_files, config, mode, settings, fingerprint)
     keyed = [entry for entries in by_language.values() for entry in entries]
     found = cache.get_many(key for key, _, _ in keyed)
     missing = {key: (row, messages) for key, row, messages in keyed if key not in found}  # duplicates computed once
@@ -175,7 +180,7 @@ def run(
     computed: dict[str, dict] = {}
     api_usage = None
     if missing:
-        backend = _load_timed(backend_loader, model_spec, model_path)
+        backend = _load_timed(backend_loader, config, model_path)
         try:
             _compute_missing(backend, mode, settings, missing, cache, computed, chunk_size, flush_every, flush_seconds)
         finally:
@@ -202,10 +207,10 @@ def run(
     return counts
 
 
-def _load_timed(backend_loader: Callable[[dict[str, Any], str], Backend], model_spec: dict[str, Any],
-                         model_path: str) -> Backend:
+def _load_timed(backend_loader: Callable[[ModelConfig, str], Backend], config: ModelConfig,
+                model_path: str) -> Backend:
     started = time.perf_counter()
-    backend = backend_loader(model_spec, model_path)
+    backend = backend_loader(config, model_path)
     log.info("model loaded in %.1f s", time.perf_counter() - started)
     return backend
 
@@ -232,15 +237,14 @@ def _write_generations(by_language: dict[str, list[tuple[str, dict, list | None]
         write_jsonl(Path(output_files[lang]), records)
 
 
-def _keyed_requests(request_files: dict[str, str], model_spec: dict[str, Any], mode: str, settings: dict[str, Any],
+def _keyed_requests(request_files: dict[str, str], config: ModelConfig, mode: str, settings: dict[str, Any],
                     fingerprint: dict[str, Any]) -> dict[str, list[tuple[str, dict, list | None]]]:
     """Each language's requests as (cache key, request, chat messages or None), in file order."""
-    chat_model = is_chat(model_spec)
     by_language: dict[str, list[tuple[str, dict, list | None]]] = {}
     for lang, path in request_files.items():
         by_language[lang] = []
         for row in read_jsonl(path):
-            messages = build_messages(row, model_spec) if chat_model else None
+            messages = build_messages(row, config) if config.chat else None
             by_language[lang].append((request_key(fingerprint, mode, settings, _payload(mode, row, messages)),
                                       row, messages))
     return by_language
@@ -279,3 +283,70 @@ def _compute_missing(backend: Backend, mode: str, settings: dict[str, Any], miss
         cache.put_many(batch)
         computed.update(batch)
         progress.report(min(start + chunk_size, len(todo)))
+
+
+# -- the workflow's jobs: workflow/scripts/generate.py and shared_prefix.py hand them Snakemake's files ---------
+
+
+def generation_job(*, entry: Mapping[str, Any], model_path: str, templates: Sequence[str],
+                   settings: Mapping[str, dict[str, Any]], languages: Sequence[str], prompts: Sequence[str],
+                   generations: Sequence[str], usage: Sequence[str], cache_path: str | None,
+                   granted: int | None = None) -> None:
+    """A generation job (workflow/rules/generate.smk): each template's languages in turn, as its files list them.
+
+    ``entry`` is the model's params.yaml entry, read from the run's config rather than the rule's params
+    (which hold only the settings that change outputs), so that a speed-only change reruns nothing.
+    ``granted``: the units of its rate-limit resource an API model's job was given (Snakemake caps a job's
+    resource at what --resources allows); it runs no more requests at once.
+    """
+    config = model_config(entry)
+    backend = get_backend(config.backend)
+    if granted is not None:
+        config = dataclasses.replace(config, concurrency=min(config.concurrency, granted))
+        log.info("%s: %d requests in flight at most", backend.api_resource(config), config.concurrency)
+    loader = _job_loader(backend, len(templates))
+    n = len(languages)
+    for k, template in enumerate(templates):
+        if len(templates) > 1:
+            log.info("template %s", template)
+        counts = run(config=config, model_path=model_path, mode=settings[template]["mode"],
+                     settings=settings[template], request_files=dict(zip(languages, prompts[k * n:(k + 1) * n])),
+                     output_files=dict(zip(languages, generations[k * n:(k + 1) * n])), cache_path=cache_path,
+                     usage_file=usage[k], backend_loader=loader)
+        log.info("done: %s", counts)
+
+
+def _job_loader(backend: BackendType, templates: int) -> Callable[[ModelConfig, str], Backend]:
+    """One model load for the whole job, however many templates it covers, and none when the cache answers
+    everything; an API client is built afresh for each template (nothing to load), so that each usage file
+    counts its own calls. The device and hub checks come before the weights load."""
+    checked = preflight.checked_loader(load_backend)
+    if backend.calls_api:
+        return checked
+    loaded: list[Backend] = []
+
+    def load_once(config: ModelConfig, model_path: str) -> Backend:
+        if not loaded:
+            started = time.perf_counter()
+            loaded.append(checked(config, model_path))
+            log.info("model load 1 for %d template(s): %.1f s", templates, time.perf_counter() - started)
+        return loaded[0]
+
+    return load_once
+
+
+def shared_prefix_job(*, entry: Mapping[str, Any], model_path: str, settings: dict[str, Any],
+                      labels: Sequence[str], prompts: Sequence[str], usage: str, cache_path: str) -> None:
+    """A shared-prefix job (workflow/rules/shared_prefix.smk): a variant set's log-likelihood requests in one
+    backend call. Answers go to the response cache; the variants' own generation jobs write their files."""
+    scratch = Path(tempfile.mkdtemp(prefix="shared-prefix-"))
+    try:
+        counts = run(config=model_config(entry), model_path=model_path, mode="loglikelihood", settings=settings,
+                     request_files=dict(zip(labels, prompts)),
+                     output_files={label: str(scratch / f"{n}.jsonl") for n, label in enumerate(labels)},
+                     cache_path=cache_path,
+                     chunk_size=1024,  # the variants of one item must meet in one backend call to share their prefix
+                     usage_file=usage)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    log.info("done: %s", counts)

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..core.errors import ConfigError, MachineError, StateError
+from .backends.config import APIConfig, LocalConfig, ModelConfig
 
-LOCAL_BACKENDS = ("hf", "vllm")
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _TRUE = {"1", "true", "yes", "on"}
 
@@ -63,10 +63,15 @@ def in_hub_cache(repo_id: str, environ: dict[str, str] | None = None) -> bool:
     return (entry / "snapshots").is_dir() and any((entry / "snapshots").iterdir())
 
 
-def check_model_location(name: str, spec: dict[str, Any], source_file: str, root: str | Path = ".") -> None:
-    """The model entry ``name`` points at something that can be loaded here; raises a named error if not."""
-    where = spec.get("model", "")
-    if not where or spec.get("backend") not in LOCAL_BACKENDS + ("openai",):
+def check_model_location(name: str, config: ModelConfig, source_file: str, root: str | Path = ".") -> None:
+    """The model entry ``name`` points at something that can be loaded here; raises a named error if not.
+
+    A local model (``LocalConfig``: a hub id or a checkpoint directory) and an API model, whose ``model``
+    starting with '.', '/' or '~' is a directory too; other backends' models mean what their backend says.
+    """
+    where = config.model
+    local = isinstance(config, LocalConfig)
+    if not where or not (local or isinstance(config, APIConfig)):
         return
     key = f"{source_file}: models.{name}.model"
     if is_local_path(where):
@@ -77,20 +82,20 @@ def check_model_location(name: str, spec: dict[str, Any], source_file: str, root
         if not path.is_dir():
             raise ConfigError(f"{key}: directory {where} does not exist "
                               "(a path starting with '.', '/' or '~' names a local model directory)")
-        if spec["backend"] in LOCAL_BACKENDS and not (path / "config.json").is_file():
+        if local and not (path / "config.json").is_file():
             raise ConfigError(f"{key}: directory {where} has no config.json, so it is not a model directory "
                               "(give the directory a model was saved to, e.g. with save_pretrained)")
-    elif spec["backend"] in LOCAL_BACKENDS and hub_offline() and not in_hub_cache(where):
+    elif local and hub_offline() and not in_hub_cache(where):
         raise MachineError(f"{key}: hub id '{where}' is not in the local hub cache ({hub_cache_dir()}) and the hub is "
                            "switched off (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set): download it where there "
                            f"is network (huggingface-cli download {where}), or point model at a local directory")
 
 
-def check_device(spec: dict[str, Any], model_path: str) -> None:
+def check_device(config: ModelConfig, model_path: str) -> None:
     """``device: cuda`` (or ``cuda:N``, ``mps``) is usable here; torch is imported only for such a setting."""
-    device = str(spec.get("device", "auto"))
-    if spec.get("backend") not in LOCAL_BACKENDS or device in ("auto", "cpu"):
+    if not isinstance(config, LocalConfig) or str(config.device) in ("auto", "cpu"):
         return
+    device = str(config.device)
     import torch
 
     if device.startswith("cuda"):
@@ -107,17 +112,17 @@ def check_device(spec: dict[str, Any], model_path: str) -> None:
                            "auto or cpu")
 
 
-def checked_loader(loader: Callable[[dict[str, Any], str], Any]) -> Callable[[dict[str, Any], str], Any]:
+def checked_loader(loader: Callable[[ModelConfig, str], Any]) -> Callable[[ModelConfig, str], Any]:
     """``loader`` preceded by the checks that need the job's own machine (the device, the hub cache)."""
 
-    def load(spec: dict[str, Any], model_path: str) -> Any:
-        check_device(spec, model_path)
-        if spec.get("backend") in LOCAL_BACKENDS and not is_local_path(model_path) and hub_offline() \
+    def load(config: ModelConfig, model_path: str) -> Any:
+        check_device(config, model_path)
+        if isinstance(config, LocalConfig) and not is_local_path(model_path) and hub_offline() \
                 and not in_hub_cache(model_path) and not Path(model_path).is_dir():
             raise MachineError(f"model {model_path}: not in the local hub cache ({hub_cache_dir()}) and the hub "
                                "is switched off (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set): download it where "
                                f"there is network (huggingface-cli download {model_path}), or use a local directory")
-        return loader(spec, model_path)
+        return loader(config, model_path)
 
     return load
 

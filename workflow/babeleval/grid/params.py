@@ -18,6 +18,8 @@ import yaml
 from ..analysis.settings import AnalysisSettings
 from ..core import extensions
 from ..core.errors import ConfigError
+from ..generate.backends import BACKENDS, model_config, model_settings
+from ..generate.backends.config import ModelConfig
 from ..generate.preflight import check_model_location
 from ..tasks import TASKS
 from .entries import task_entry
@@ -82,9 +84,14 @@ def _describe(error: jsonschema.ValidationError) -> list[str]:
 
 
 def load_schema() -> dict[str, Any]:
-    """The params.yaml schema, with the task names of the registry (extension files' tasks included)."""
+    """The params.yaml schema, with the task and backend names of the registries (extension files' included);
+    a setting an extension backend declares is a model key too (its config checks its value)."""
     schema = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
     schema["properties"]["tasks"]["propertyNames"] = {"enum": list(TASKS)}
+    model = schema["properties"]["models"]["additionalProperties"]
+    model["properties"]["backend"]["enum"] = list(BACKENDS)
+    for name in model_settings():
+        model["properties"].setdefault(name, {})
     return schema
 
 
@@ -117,19 +124,12 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
         more = f"\n  ... and {len(described) - 10} more" if len(described) > 10 else ""
         raise ConfigError(f"{source_file}: invalid configuration:\n  {lines}{more}")
 
-    for name, model in params["models"].items():
-        if ("model" in model) == ("builtin" in model):
-            raise ConfigError(f"{source_file}: models.{name}: give exactly one of 'model' (hub id or directory) or 'builtin'")
-        if model["backend"] == "openai" and model.get("chat") and model.get("endpoint") == "completions":
-            raise ConfigError(f"{source_file}: models.{name}: chat: true needs endpoint: chat (a completions endpoint "
-                              "takes plain text)")
-        check_model_location(name, model, source_file, root)
-
+    models = {name: _model_config(name, entry, source_file, root) for name, entry in params["models"].items()}
     tasks = {name: task_entry(name, entry, params, source_file, root) for name, entry in params["tasks"].items()}
-    prompts, records = resolve(params["models"], tasks, params["decoding"], params["seed"])
+    prompts, records = resolve(models, tasks, params["decoding"], params["seed"])
     return Grid(
         seed=params["seed"],
-        models=params["models"],
+        models=models,
         tasks=tasks,
         decoding=params["decoding"],
         cache_enabled=params.get("cache", {}).get("enabled", True),
@@ -138,3 +138,13 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
         prompts=prompts,
         records=records,
     )
+
+
+def _model_config(name: str, entry: dict[str, Any], source_file: str, root: str | Path) -> ModelConfig:
+    """A model entry typed by its backend's config, and what it points at checked."""
+    try:
+        config = model_config(entry)
+    except ConfigError as exc:
+        raise ConfigError(f"{source_file}: models.{name}: {exc}") from None
+    check_model_location(name, config, source_file, root)
+    return config

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, Mapping
 
 from ..analysis.settings import AnalysisSettings
+from ..generate.backends.config import ModelConfig
 from ..prompts.record import PromptRecord
 from ..prompts.templates import Template
 
@@ -91,7 +92,7 @@ class Grid:
     """params.yaml validated, with the resolved records of every combination."""
 
     seed: int
-    models: dict[str, dict[str, Any]]
+    models: dict[str, ModelConfig]  # each entry typed by its backend (babeleval.generate.backends.config)
     tasks: dict[str, TaskEntry]
     decoding: dict[str, dict[str, Any]]
     cache_enabled: bool

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ..generate.backends.config import ModelConfig
 from ..generate.fingerprint import output_settings
 from ..generate.job import decoding_settings
 from ..prompts.record import PromptRecord, prepared_file
@@ -32,11 +33,11 @@ def exemplar_source(task: Task, template: Template, language: str) -> tuple[str 
     return (FEWSHOT if task.FEWSHOT_PART else EVAL), (template.fewshot.language or language,)
 
 
-def decoding_for(template: Template, model: Mapping[str, Any] | None, presets: Mapping[str, Any],
+def decoding_for(template: Template, model: ModelConfig | None, presets: Mapping[str, Any],
                  seed: int) -> dict[str, Any]:
     """Decoding settings of a template, with the model's cap on new tokens where it sets one."""
     max_new_tokens = template.generation.max_new_tokens
-    cap = (model or {}).get("max_new_tokens")
+    cap = model.max_new_tokens if model is not None else None
     if cap:
         max_new_tokens = min(max_new_tokens, cap)
     generation = {"max_new_tokens": max_new_tokens, "stop": list(template.generation.stop)}
@@ -81,28 +82,27 @@ def prompt_record(entry: TaskEntry, template_name: str, language: str, seed: int
     )
 
 
-def combination_record(model: str, model_entry: Mapping[str, Any], entry: TaskEntry, prompts: PromptRecord,
+def combination_record(model: str, model_config: ModelConfig, entry: TaskEntry, prompts: PromptRecord,
                        presets: Mapping[str, Any], seed: int) -> CombinationRecord:
     family = get_family(get_task(entry.name).FAMILY)
     template = entry.templates[prompts.template]
     return CombinationRecord(
         model=model, prompts=prompts, family=family.name, mode=template.mode,
-        decoding=decoding_for(template, model_entry, presets, seed),
+        decoding=decoding_for(template, model_config, presets, seed),
         parser=template.parser,
         metrics=metric_entries(family.reported_metrics(template.mode, template.metrics)),
         metric_options=metric_options(entry, prompts.language),
-        model_outputs=output_settings(dict(model_entry)),
+        model_outputs=output_settings(model_config),
     )
 
 
-def resolve(models: Mapping[str, Mapping[str, Any]], tasks: Mapping[str, TaskEntry], presets: Mapping[str, Any],
+def resolve(models: Mapping[str, ModelConfig], tasks: Mapping[str, TaskEntry], presets: Mapping[str, Any],
             seed: int) -> tuple[dict[tuple[str, str, str], PromptRecord],
                                 dict[tuple[str, str, str, str], CombinationRecord]]:
     """Prompt records keyed (task, language, template) and combination records keyed (model, task, language,
     template), for every combination of the grid."""
     prompts = {(entry.name, language, name): prompt_record(entry, name, language, seed)
                for entry in tasks.values() for language in entry.languages for name in entry.templates}
-    records = {(model, task, language, name): combination_record(model, model_entry, tasks[task], record, presets,
-                                                                   seed)
-               for model, model_entry in models.items() for (task, language, name), record in prompts.items()}
+    records = {(model, task, language, name): combination_record(model, config, tasks[task], record, presets, seed)
+               for model, config in models.items() for (task, language, name), record in prompts.items()}
     return prompts, records

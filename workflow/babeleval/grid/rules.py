@@ -11,14 +11,11 @@ from typing import Any
 
 from ..analysis.figures import figure_targets as analysis_figures
 from ..core import paths
-from ..generate.backends.openai_api import DEFAULT_CONCURRENCY, rate_limit_resource
+from ..generate.backends import BackendType, get_backend
 from ..generate.fingerprint import output_settings
 from ..prompts.variants import input_files
 from ..tasks import get_task
 from .records import Grid
-
-# the conda environment of a model's generation jobs, by backend (relative to workflow/rules/)
-ENVS = {"openai": "../../envs/api.yaml", "vllm": "../../envs/vllm.yaml", "hf": "../../envs/gpu.yaml"}
 
 
 def wildcard_values(grid: Grid) -> dict[str, set[str]]:
@@ -55,30 +52,39 @@ def data_files(grid: Grid, task: str, language: str, part: str) -> list[str]:
 
 def model_path(grid: Grid, model: str) -> str:
     """What a model's jobs load: a built model's directory, or the entry's hub id or directory."""
-    entry = grid.models[model]
-    return paths.BUILT_MODEL.format(builtin=entry["builtin"]) if "builtin" in entry else entry["model"]
+    return grid.models[model].model_path()
 
 
 def model_input(grid: Grid, model: str) -> str | list[str]:
     """A builtin model is built by a rule; a local directory is tracked as input; a hub id is fetched by the job."""
-    entry = grid.models[model]
-    if "builtin" in entry:
+    config = grid.models[model]
+    if config.builtin is not None:
         return model_path(grid, model)
-    return entry["model"] if Path(entry["model"]).is_dir() else []
+    return config.model if Path(config.model).is_dir() else []
+
+
+def backend(grid: Grid, model: str) -> BackendType:
+    """What a model's backend is (babeleval.generate.backends): its GPU, conda environment, API resource."""
+    return get_backend(grid.models[model].backend)
 
 
 def is_api_model(grid: Grid, model: str) -> bool:
-    return grid.models[model]["backend"] == "openai"
+    return backend(grid, model).calls_api
+
+
+def holds_gpu(grid: Grid, model: str) -> bool:
+    """Whether a model's generation jobs hold gpu=1."""
+    return backend(grid, model).gpu
 
 
 def api_resource(grid: Grid, model: str) -> str | None:
     """The Snakemake resource an API model's generation jobs hold (None for local models)."""
-    return rate_limit_resource(grid.models[model]) if is_api_model(grid, model) else None
+    return backend(grid, model).api_resource(grid.models[model]) if is_api_model(grid, model) else None
 
 
 def api_concurrency(grid: Grid, model: str) -> int:
     """Requests an API model's job keeps in flight: the units of its resource it holds."""
-    return grid.models[model].get("concurrency", DEFAULT_CONCURRENCY)
+    return grid.models[model].concurrency
 
 
 def model_outputs(grid: Grid, model: str) -> dict[str, Any]:
@@ -87,8 +93,8 @@ def model_outputs(grid: Grid, model: str) -> dict[str, Any]:
 
 
 def generation_env(grid: Grid, model: str) -> str:
-    """The conda environment of a model's generation jobs: vLLM and API clients need their own."""
-    return ENVS[grid.models[model]["backend"]]
+    """The conda environment of a model's generation jobs (relative to workflow/rules/): its backend's."""
+    return f"../../{backend(grid, model).conda_env}"
 
 
 def generation_settings(grid: Grid, model: str, task: str, template: str) -> dict[str, Any]:

@@ -9,11 +9,9 @@ its own targets and an unchanged one is never recomputed. Only for a cache-enabl
 from __future__ import annotations
 
 from ..core import paths
+from ..generate.backends import get_backend
 from ..prompts.variants import base_name, is_variant
 from .records import Grid, TaskEntry
-
-# backends whose scorer shares the prefixes of the requests of one call
-SHARED_PREFIX_BACKENDS = ("hf",)
 
 
 def shared_prefix_sets(grid: Grid, task: str) -> dict[str, list[str]]:
@@ -29,15 +27,21 @@ def shared_prefix_sets(grid: Grid, task: str) -> dict[str, list[str]]:
 
 def shared_prefix_set(grid: Grid, model: str, task: str, template: str) -> str | None:
     """The base template whose shared-prefix job answers this (model, task, template), if any."""
-    if grid.models[model]["backend"] not in SHARED_PREFIX_BACKENDS:
+    if not shares_prefixes(grid, model):
         return None
     base = base_name(template)
     return base if template in shared_prefix_sets(grid, task).get(base, []) else None
 
 
+def shares_prefixes(grid: Grid, model: str) -> bool:
+    """Whether a model's backend scores the requests of one call storing their shared prefixes once (the registry
+    says which: babeleval.generate.backends)."""
+    return get_backend(grid.models[model].backend).shared_prefix
+
+
 def shared_prefix_models(grid: Grid) -> list[str]:
     """The models whose jobs can answer a variant set in one call."""
-    return [name for name, entry in grid.models.items() if entry["backend"] in SHARED_PREFIX_BACKENDS]
+    return [name for name in grid.models if shares_prefixes(grid, name)]
 
 
 def shared_prefix_pairs(task: TaskEntry, templates: list[str]) -> list[tuple[str, str]]:

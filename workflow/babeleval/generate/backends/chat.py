@@ -27,22 +27,19 @@ from pathlib import Path
 from typing import Any
 
 from ...core.errors import BackendError
+from .config import LocalConfig, ModelConfig
 
 Message = dict[str, str]
 
 
-def is_chat(spec: dict[str, Any]) -> bool:
-    return bool(spec.get("chat", False))
-
-
-def build_messages(request: dict[str, Any], spec: dict[str, Any]) -> list[Message]:
-    """The conversation for one rendered request under a model entry's chat settings."""
+def build_messages(request: dict[str, Any], config: ModelConfig) -> list[Message]:
+    """The conversation for one rendered request under a model's chat settings."""
     messages: list[Message] = []
-    system = spec.get("system_prompt")
+    system = config.system_prompt
     if system:
         messages.append({"role": "system", "content": system})
     exemplars = request.get("exemplar_ids") or []
-    if spec.get("fewshot_as_turns", False) and exemplars:
+    if config.fewshot_as_turns and exemplars:
         turns = request.get("exemplar_turns")
         if turns is None or "query" not in request:
             raise BackendError(
@@ -64,9 +61,9 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def template_override(spec: dict[str, Any]) -> str | None:
+def template_override(config: LocalConfig) -> str | None:
     """The Jinja chat template a model entry names in ``chat_template`` (a file), read as text; None if none."""
-    path = spec.get("chat_template")
+    path = config.chat_template
     if not path:
         return None
     try:
@@ -75,9 +72,9 @@ def template_override(spec: dict[str, Any]) -> str | None:
         raise BackendError(f"chat_template {path}: cannot read it ({exc.strerror})") from None
 
 
-def tokenizer_template(tokenizer: Any, spec: dict[str, Any], model_path: str) -> str:
+def tokenizer_template(tokenizer: Any, config: LocalConfig, model_path: str) -> str:
     """The chat template that renders this model's conversations: the entry's override or the tokenizer's own."""
-    override = template_override(spec)
+    override = template_override(config)
     if override is not None:
         return override
     template = getattr(tokenizer, "chat_template", None)

@@ -22,6 +22,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 from ...core.errors import BackendError
 from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodRequest,
                    LoglikelihoodResult, keep_last)
+from .config import HFConfig
 from .local_text import LocalText, cut_at_stop
 
 log = logging.getLogger(__name__)
@@ -50,21 +51,20 @@ class _Tree:
 
 
 class HFBackend(LocalText):
-    def __init__(self, spec: dict[str, Any], model_path: str):
-        self.device = pick_device(spec.get("device", "auto"))
-        self.batch_size = spec.get("batch_size", 8)
-        revision = spec.get("revision")
-        trust = spec.get("trust_remote_code", False)
+    def __init__(self, config: HFConfig, model_path: str):
+        self.device = pick_device(config.device)
+        self.batch_size = config.batch_size
+        revision, trust = config.revision, config.trust_remote_code
         tokenizer = AutoTokenizer.from_pretrained(model_path, revision=revision, trust_remote_code=trust)
         self.model = AutoModelForCausalLM.from_pretrained(
-            model_path, revision=revision, trust_remote_code=trust, dtype=DTYPES[spec.get("dtype", "auto")],
+            model_path, revision=revision, trust_remote_code=trust, dtype=DTYPES[config.dtype],
         ).to(self.device)
         self.model.eval()
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         self.pad_id = tokenizer.pad_token_id
-        self.init_text(tokenizer, spec, model_path)
-        self.max_length = spec.get("max_length") or getattr(self.model.config, "max_position_embeddings", None) or 2048
+        self.init_text(tokenizer, config, model_path)
+        self.max_length = config.max_length or getattr(self.model.config, "max_position_embeddings", None) or 2048
         log.info("loaded %s on %s (dtype %s, max_length %d)", model_path, self.device, self.model.dtype, self.max_length)
 
     # -- log-likelihood ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from . import chat
+from .config import LocalConfig
 
 
 def cut_at_stop(text: str, stops: Sequence[str]) -> tuple[str, bool]:
@@ -29,14 +30,14 @@ class LocalText:
     chat_template: str | None
     chat_template_sha256: str | None
 
-    def init_text(self, tokenizer: Any, spec: dict[str, Any], model_path: str) -> None:
+    def init_text(self, tokenizer: Any, config: LocalConfig, model_path: str) -> None:
         self.tokenizer = tokenizer
         self.model_path = model_path
-        self.add_bos = spec.get("add_bos_token")
+        self.add_bos = config.add_bos_token
         self.chat_template = None
         self.chat_template_sha256 = None
-        if chat.is_chat(spec):
-            self.chat_template = chat.tokenizer_template(tokenizer, spec, model_path)
+        if config.chat:
+            self.chat_template = chat.tokenizer_template(tokenizer, config, model_path)
             self.chat_template_sha256 = chat.sha256_text(self.chat_template)
             if self.add_bos is None:  # a rendered conversation carries the special tokens its template puts in
                 self.add_bos = False

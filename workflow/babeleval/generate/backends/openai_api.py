@@ -44,7 +44,6 @@ import json
 import logging
 import os
 import random
-import re
 import socket
 import threading
 import time
@@ -58,26 +57,12 @@ from ...core import redact as secrets
 from ...core.errors import BackendError
 from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodRequest,
                    LoglikelihoodResult)
+from .config import OpenAIConfig
 
 log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 _REDIRECTS = {301, 302, 303, 307, 308}
-DEFAULT_CONCURRENCY = 4
-MAX_RETRY_AFTER = 600.0  # seconds: a longer Retry-After is honoured up to this (max_retry_after)
-REQUEST_DEADLINE = 900.0  # seconds for one request, retries included (request_deadline)
-
-
-def endpoint_kind(spec: dict[str, Any]) -> str:
-    return spec.get("endpoint", "chat" if spec.get("chat") else "completions")
-
-
-def rate_limit_resource(spec: dict[str, Any]) -> str:
-    """The Snakemake resource an API model's jobs hold: ``rate_limit_resource`` or ``api_<host>``."""
-    if spec.get("rate_limit_resource"):
-        return spec["rate_limit_resource"]
-    host = re.sub(r"^[a-z]+://", "", spec["base_url"].lower()).split("/")[0]
-    return "api_" + re.sub(r"[^a-z0-9]+", "_", host).strip("_")
 
 
 class _Cancelled(Exception):
@@ -225,25 +210,22 @@ def parse_retry_after(headers: Any) -> float | None:
 
 
 class OpenAIBackend:
-    def __init__(self, spec: dict[str, Any], model_path: str, *, sleep: Callable[[float], None] | None = None):
+    def __init__(self, config: OpenAIConfig, model_path: str, *, sleep: Callable[[float], None] | None = None):
         self.model = model_path
-        self.base_url = spec["base_url"].rstrip("/")
-        self.endpoint = endpoint_kind(spec)
-        if spec.get("chat") and self.endpoint != "chat":
-            raise BackendError(f"model {model_path}: chat: true needs endpoint: chat (a completions endpoint "
-                               "takes plain text, and the server's chat template cannot be applied to it)")
-        self.concurrency = spec.get("concurrency", DEFAULT_CONCURRENCY)
-        self.timeout = float(spec.get("timeout", 60))
-        self.max_retries = spec.get("max_retries", 6)
-        self.backoff_base = float(spec.get("backoff_base", 1.0))
-        self.backoff_max = float(spec.get("backoff_max", 60.0))
-        self.request_deadline = float(spec.get("request_deadline", REQUEST_DEADLINE))
-        self.max_retry_after = float(spec.get("max_retry_after", MAX_RETRY_AFTER))
+        self.base_url = config.base_url.rstrip("/")
+        self.endpoint = config.endpoint_kind  # a chat model has a chat endpoint (OpenAIConfig checks)
+        self.concurrency = config.concurrency
+        self.timeout = float(config.timeout)
+        self.max_retries = config.max_retries
+        self.backoff_base = float(config.backoff_base)
+        self.backoff_max = float(config.backoff_max)
+        self.request_deadline = float(config.request_deadline)
+        self.max_retry_after = float(config.max_retry_after)
         self._stop = threading.Event()  # set when a call fails for good: the others stop retrying
         self._sleep = sleep or self._stop.wait
         self._random = random.Random()
         self._secret: str | None = None
-        env = spec.get("api_key_env")
+        env = config.api_key_env
         if env:
             key = os.environ.get(env)
             if not key:

@@ -24,6 +24,7 @@ from typing import Any, Sequence
 from ...core.errors import BackendError
 from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodRequest,
                    LoglikelihoodResult, keep_last)
+from .config import VLLMConfig
 from .local_text import LocalText, cut_at_stop
 
 log = logging.getLogger(__name__)
@@ -50,25 +51,26 @@ def request_seed(seed: int, prompt_ids: Sequence[int]) -> int:
 
 
 class VLLMBackend(LocalText):
-    def __init__(self, spec: dict[str, Any], model_path: str):
+    def __init__(self, config: VLLMConfig, model_path: str):
         vllm = import_vllm()
         self._vllm = vllm
         kwargs: dict[str, Any] = {
             "model": model_path,
-            "dtype": spec.get("dtype", "auto"),
-            "trust_remote_code": spec.get("trust_remote_code", False),
+            "dtype": config.dtype,
+            "trust_remote_code": config.trust_remote_code,
             "seed": 0,
         }
-        if spec.get("revision"):
-            kwargs["revision"] = kwargs["tokenizer_revision"] = spec["revision"]
-        if spec.get("max_length"):
-            kwargs["max_model_len"] = spec["max_length"]
-        for key in ("tensor_parallel_size", "gpu_memory_utilization"):
-            if spec.get(key) is not None:
-                kwargs[key] = spec[key]
+        if config.revision:
+            kwargs["revision"] = kwargs["tokenizer_revision"] = config.revision
+        if config.max_length:
+            kwargs["max_model_len"] = config.max_length
+        if config.tensor_parallel_size is not None:
+            kwargs["tensor_parallel_size"] = config.tensor_parallel_size
+        if config.gpu_memory_utilization is not None:
+            kwargs["gpu_memory_utilization"] = config.gpu_memory_utilization
         self.llm = vllm.LLM(**kwargs)
-        self.init_text(self.llm.get_tokenizer(), spec, model_path)
-        self.max_length = spec.get("max_length") or getattr(
+        self.init_text(self.llm.get_tokenizer(), config, model_path)
+        self.max_length = config.max_length or getattr(
             getattr(getattr(self.llm, "llm_engine", None), "model_config", None), "max_model_len", None) or 2048
         log.info("loaded %s with vLLM %s", model_path, getattr(vllm, "__version__", "?"))
 

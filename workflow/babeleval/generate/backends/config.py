@@ -1,0 +1,161 @@
+"""What a model's settings are: one typed config per backend, each setting declared once with its default.
+
+A params.yaml model entry becomes a frozen config of its backend's class (``model_config`` in
+``babeleval.generate.backends``); the backends read their settings from it and from nowhere else, so the
+defaults below are the ones they use. Each field is a ``setting`` (``babeleval.generate.fingerprint``): its
+default, its role (changes outputs, changes requests, changes speed) and, for a setting that changes
+outputs, how its value enters the model fingerprint. A setting of another backend is ignored by this one.
+
+- ``ModelConfig``: what every backend reads (the model, chat, the cap on new tokens);
+- ``LocalConfig``: a model run in the job from a hub id or a checkpoint directory (hf, vllm);
+- ``APIConfig``: a model behind an HTTP API (concurrency, timeouts, retries, the rate-limit resource);
+- one concrete class per built-in backend: ``HFConfig``, ``VLLMConfig``, ``OpenAIConfig``.
+
+This module never imports torch.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...core.errors import ConfigError
+from ...core.paths import BUILT_MODEL
+from ..fingerprint import (OUTPUT, REQUEST, SPEED, declared_settings, directory_hash, file_sha256, if_set,
+                           nothing, served_name, setting, without_trailing_slash)
+
+
+def chat_off(config: "ModelConfig") -> bool:
+    """Chat settings are read only for chat models."""
+    return not config.chat
+
+
+def local_weights(config: "ModelConfig") -> bool:
+    """A built model or a local directory: identified by its content, so a hub revision does not apply."""
+    return config.builtin is not None or Path(config.model).is_dir()
+
+
+def weights(name: str, config: "ModelConfig", model_path: str) -> dict[str, Any]:
+    """A local directory or a built model by its content; a hub id with its revision."""
+    if Path(model_path).is_dir():
+        return {"weights_sha256": directory_hash(Path(model_path))}
+    return {name: model_path, "revision": "main" if config.revision is None else config.revision}
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The settings every backend reads."""
+
+    backend: str = setting("", OUTPUT)
+    model: str | None = setting(None, OUTPUT, enters=served_name)  # what the backend loads or asks for
+    builtin: str | None = setting(None, OUTPUT, enters=nothing)  # the built weights: the model path names them
+    revision: str | None = setting(None, OUTPUT, enters=if_set)
+    chat: bool = setting(False, OUTPUT, enters=if_set)
+    system_prompt: str | None = setting(None, REQUEST, ignored_if=chat_off)  # in the messages
+    fewshot_as_turns: bool = setting(False, REQUEST, ignored_if=chat_off)  # in the messages
+    max_new_tokens: int | None = setting(None, REQUEST)  # in each request's generation settings
+    # The settings the params.yaml entry gives, in its order: the rescoring decision lists them as written
+    # (fingerprint.output_settings). A config made in code gives those that differ from their defaults.
+    given: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.backend:
+            raise ConfigError("backend: missing")
+        if (self.model is None) == (self.builtin is None):
+            raise ConfigError("give exactly one of 'model' (hub id or directory) or 'builtin'")
+        if self.given is None:
+            changed = [f.name for f in declared_settings(self) if getattr(self, f.name) != f.default]
+            object.__setattr__(self, "given", tuple(dict.fromkeys(["backend", *changed])))
+
+    def model_path(self) -> str:
+        """What the backend loads or asks for: a builtin model where the workflow builds it, else ``model``."""
+        return BUILT_MODEL.format(builtin=self.builtin) if self.builtin is not None else self.model
+
+
+# Settings a config holds besides its declared settings (none of them is a params.yaml key).
+NOT_SETTINGS = ("given",)
+
+
+@dataclass(frozen=True)
+class LocalConfig(ModelConfig):
+    """A model the job runs itself, from a hub id or a checkpoint directory."""
+
+    model: str | None = setting(None, OUTPUT, enters=weights)
+    revision: str | None = setting(None, OUTPUT, enters=nothing, ignored_if=local_weights)  # enters with the id
+    dtype: str = setting("auto", OUTPUT)
+    add_bos_token: bool | None = setting(None, OUTPUT)  # None: the tokenizer's default (a chat template's)
+    max_length: int | None = setting(None, OUTPUT)  # left truncation of long prompts; None: the model's own
+    trust_remote_code: bool = setting(False, OUTPUT, enters=if_set)  # may select the model's own implementation
+    chat_template: str | None = setting(None, OUTPUT, enters=file_sha256, ignored_if=chat_off)  # its content
+    device: str = setting("auto", SPEED)
+    batch_size: int = setting(8, SPEED)
+
+
+@dataclass(frozen=True)
+class HFConfig(LocalConfig):
+    """transformers (``backend: hf``)."""
+
+    backend: str = setting("hf", OUTPUT)
+
+
+@dataclass(frozen=True)
+class VLLMConfig(LocalConfig):
+    """vLLM's offline engine (``backend: vllm``)."""
+
+    backend: str = setting("vllm", OUTPUT)
+    tensor_parallel_size: int | None = setting(None, SPEED)  # None: vLLM's default
+    gpu_memory_utilization: float | None = setting(None, SPEED)  # None: vLLM's default
+
+
+@dataclass(frozen=True)
+class APIConfig(ModelConfig):
+    """A model behind an HTTP API; its jobs hold ``concurrency`` units of its rate-limit resource."""
+
+    base_url: str | None = setting(None, OUTPUT, enters=without_trailing_slash)
+    api_key_env: str | None = setting(None, SPEED)  # whose account, never what it answers (nor a secret in a key)
+    concurrency: int = setting(4, SPEED)  # requests in flight per job
+    timeout: float = setting(60.0, SPEED)  # seconds for each connect and socket read
+    max_retries: int = setting(6, SPEED)
+    backoff_base: float = setting(1.0, SPEED)  # seconds, doubled per retry
+    backoff_max: float = setting(60.0, SPEED)
+    request_deadline: float = setting(900.0, SPEED)  # seconds for a whole request, retries included
+    max_retry_after: float = setting(600.0, SPEED)  # the longest server Retry-After honoured
+    rate_limit_resource: str | None = setting(None, SPEED)  # None: api_<host> (rate_limit_resource below)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.base_url:
+            raise ConfigError("base_url: missing (the API root, e.g. https://api.openai.com/v1)")
+
+
+def rate_limit_resource(config: APIConfig) -> str:
+    """The Snakemake resource an API model's jobs hold: ``rate_limit_resource`` or ``api_<host>``."""
+    if config.rate_limit_resource:
+        return config.rate_limit_resource
+    host = re.sub(r"^[a-z]+://", "", config.base_url.lower()).split("/")[0]
+    return "api_" + re.sub(r"[^a-z0-9]+", "_", host).strip("_")
+
+
+def resolved_endpoint(name: str, config: "OpenAIConfig", model_path: str) -> dict[str, Any]:
+    """The endpoint kind, the default included (chat for a chat model)."""
+    return {name: config.endpoint_kind}
+
+
+@dataclass(frozen=True)
+class OpenAIConfig(APIConfig):
+    """An OpenAI-compatible server (``backend: openai``): OpenAI, OpenRouter, ``vllm serve``."""
+
+    backend: str = setting("openai", OUTPUT)
+    endpoint: str | None = setting(None, OUTPUT, enters=resolved_endpoint)  # chat or completions; None: endpoint_kind
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.chat and self.endpoint_kind != "chat":
+            raise ConfigError("chat: true needs endpoint: chat (a completions endpoint takes plain text)")
+
+    @property
+    def endpoint_kind(self) -> str:
+        """``/chat/completions`` (messages) or ``/completions`` (text): chat for a chat model unless set."""
+        return self.endpoint or ("chat" if self.chat else "completions")
