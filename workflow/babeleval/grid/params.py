@@ -126,7 +126,7 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
 
     models = {name: _model_config(name, entry, source_file, root) for name, entry in params["models"].items()}
     tasks = {name: task_entry(name, entry, params, source_file, root) for name, entry in params["tasks"].items()}
-    prompts, records = resolve(models, tasks, params["decoding"], params["seed"])
+    outputs, prompts, records = resolve(models, tasks, params["decoding"], params["seed"])
     return Grid(
         seed=params["seed"],
         models=models,
@@ -135,6 +135,7 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
         cache_enabled=params.get("cache", {}).get("enabled", True),
         source_file=source_file,
         analysis=AnalysisSettings.from_params(params.get("analysis"), params["seed"]),
+        model_outputs=outputs,
         prompts=prompts,
         records=records,
     )

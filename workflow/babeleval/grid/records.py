@@ -98,6 +98,8 @@ class Grid:
     cache_enabled: bool
     source_file: str
     analysis: AnalysisSettings
+    # model -> the settings of its entry that change its outputs (babeleval.generate.fingerprint), resolved once
+    model_outputs: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     # (task, language, template) -> its prompt record; (model, task, language, template) -> its record
     prompts: dict[tuple[str, str, str], PromptRecord] = field(default_factory=dict)
     records: dict[tuple[str, str, str, str], CombinationRecord] = field(default_factory=dict)

@@ -82,8 +82,8 @@ def prompt_record(entry: TaskEntry, template_name: str, language: str, seed: int
     )
 
 
-def combination_record(model: str, model_config: ModelConfig, entry: TaskEntry, prompts: PromptRecord,
-                       presets: Mapping[str, Any], seed: int) -> CombinationRecord:
+def combination_record(model: str, model_config: ModelConfig, model_outputs: Mapping[str, Any], entry: TaskEntry,
+                       prompts: PromptRecord, presets: Mapping[str, Any], seed: int) -> CombinationRecord:
     family = get_family(get_task(entry.name).FAMILY)
     template = entry.templates[prompts.template]
     return CombinationRecord(
@@ -92,17 +92,19 @@ def combination_record(model: str, model_config: ModelConfig, entry: TaskEntry, 
         parser=template.parser,
         metrics=metric_entries(family.reported_metrics(template.mode, template.metrics)),
         metric_options=metric_options(entry, prompts.language),
-        model_outputs=output_settings(model_config),
+        model_outputs=model_outputs,
     )
 
 
 def resolve(models: Mapping[str, ModelConfig], tasks: Mapping[str, TaskEntry], presets: Mapping[str, Any],
-            seed: int) -> tuple[dict[tuple[str, str, str], PromptRecord],
+            seed: int) -> tuple[dict[str, Mapping[str, Any]], dict[tuple[str, str, str], PromptRecord],
                                 dict[tuple[str, str, str, str], CombinationRecord]]:
-    """Prompt records keyed (task, language, template) and combination records keyed (model, task, language,
-    template), for every combination of the grid."""
+    """Each model's output settings, prompt records keyed (task, language, template) and combination records
+    keyed (model, task, language, template), for every combination of the grid."""
+    outputs = {model: output_settings(config) for model, config in models.items()}
     prompts = {(entry.name, language, name): prompt_record(entry, name, language, seed)
                for entry in tasks.values() for language in entry.languages for name in entry.templates}
-    records = {(model, task, language, name): combination_record(model, config, tasks[task], record, presets, seed)
+    records = {(model, task, language, name): combination_record(model, config, outputs[model], tasks[task], record,
+                                                                   presets, seed)
                for model, config in models.items() for (task, language, name), record in prompts.items()}
-    return prompts, records
+    return outputs, prompts, records

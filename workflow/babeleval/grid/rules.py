@@ -12,7 +12,6 @@ from typing import Any
 from ..analysis.figures import figure_targets as analysis_figures
 from ..core import paths
 from ..generate.backends import BackendType, get_backend
-from ..generate.fingerprint import output_settings
 from ..prompts.variants import input_files
 from ..tasks import get_task
 from .records import Grid
@@ -88,8 +87,8 @@ def api_concurrency(grid: Grid, model: str) -> int:
 
 
 def model_outputs(grid: Grid, model: str) -> dict[str, Any]:
-    """The settings of a model that change its outputs: a change to any of them reruns its jobs."""
-    return output_settings(grid.models[model])
+    """The settings of a model that change its outputs, as its records hold them: a change reruns its jobs."""
+    return dict(grid.model_outputs[model])
 
 
 def generation_env(grid: Grid, model: str) -> str:
