@@ -5,7 +5,7 @@ bad data, a bad template, a backend that cannot do what was asked) logs one
 line, ``ERROR <message naming the file and row, line or key>``, with no
 traceback; any other exception is a bug and is logged with its traceback.
 Either way it lands in the log file, which Snakemake shows for a failed job.
-Every record passes :class:`~babeleval.redact.RedactingFilter` first, so no
+Every record passes :class:`~babeleval.core.redact.RedactingFilter` first, so no
 message or traceback carries a secret.
 """
 

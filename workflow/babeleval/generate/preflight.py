@@ -20,8 +20,8 @@ that is not an SQLite database at all (a different file copied over it, a cut
 header) stops the run before any job, rather than after the data were
 prepared; damage deeper inside the file is found when the job opens it.
 
-Every problem is a :class:`~babeleval.errors.ConfigError` or
-:class:`~babeleval.errors.MachineError` naming the model entry and what to do.
+Every problem is a :class:`~babeleval.core.errors.ConfigError` or
+:class:`~babeleval.core.errors.MachineError` naming the model entry and what to do.
 """
 
 from __future__ import annotations

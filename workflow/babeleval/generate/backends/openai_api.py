@@ -16,7 +16,7 @@ behaviour under failure is ours to decide and test.
   the server's message.
 - The API key is read from the environment variable that ``api_key_env``
   names, only here, and kept out of every message this module raises or logs
-  and out of every answer it returns (see ``babeleval.redact``). It is sent
+  and out of every answer it returns (see ``babeleval.core.redact``). It is sent
   only to the origin (scheme, host, port) of ``base_url``: a redirect to any
   other origin stops the job with a named error instead of being followed.
 - Deadlines: ``timeout`` bounds each connect and socket read;
