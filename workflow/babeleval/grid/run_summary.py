@@ -95,7 +95,7 @@ def lines(summary: Summary, *, succeeded: bool, wall_seconds: float, log: str | 
         more = f" and {len(summary.missing) - 5} more" if len(summary.missing) > 5 else ""
         out.append(f"  not scored: {shown}{more}")
     if succeeded:
-        out.append("  next: results/leaderboard.md (tables), results/report.html (analysis), "
+        out.append(f"  next: {paths.LEADERBOARD_MD} (tables), {paths.REPORT} (analysis), "
                    "`python -m babeleval compare` (against the last commit)")
     else:
         out.append(f"  next: the failed job's log (named above{'; Snakemake log: ' + log if log else ''}); "
