@@ -6,7 +6,9 @@ and CPU jobs never pay for it.
 
 from __future__ import annotations
 
+import csv
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -66,8 +68,6 @@ def read_json_records(path: Path, what: str) -> list[dict[str, Any]]:
     if not text.strip():
         raise DataError(f"{path}: the file is empty (no {what} rows)")
     if text.lstrip().startswith("["):
-        import json
-
         try:
             rows = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -90,8 +90,6 @@ def read_tsv(path: Path, what: str, columns: tuple[str, ...] | None = None) -> l
     Read with the csv module without quoting, so quotes inside questions stay as they are; each row
     keeps its line number under ``LINE`` (see ``place``) so that a bad value is reported on its line.
     """
-    import csv
-
     if not path.is_file():
         raise DataError(f"{path}: no {what} file")
     reader = csv.reader(io.StringIO(read_text(path), newline=""), delimiter="\t", quoting=csv.QUOTE_NONE)
@@ -131,7 +129,7 @@ def read_table(path: Path, what: str) -> list[dict[str, Any]]:
         return read_json_records(path, what)
     if suffix == ".tsv":
         return read_tsv(path, what)
-    import pandas as pd
+    import pandas as pd  # only for the table formats: preparing a JSON Lines dataset never pays for it
 
     try:
         frame = pd.read_parquet(path) if suffix == ".parquet" else \
