@@ -249,3 +249,21 @@ def test_sib200_bad_category(tmp_path):
     (tmp_path / "eng_Latn" / "test.tsv").write_text("index_id\tcategory\ttext\n", encoding="utf-8")
     with pytest.raises(DataError, match="has a header but no SIB-200 rows"):
         get_task("sib200").load(local(tmp_path), "eng_Latn")
+
+
+def test_the_task_base_decides_local_or_hub_once(monkeypatch):
+    """A hub source reads the task's config for the language (or the source's own), and names no local file."""
+    from babeleval.tasks import base
+
+    asked = []
+    monkeypatch.setattr(base, "read_hub", lambda source, config, split, language: asked.append((config, split))
+                        or ([], "hub"))
+    hub = {"kind": "hf", "dataset": "some/dataset"}
+    for task, language, expected in (("belebele", "eng_Latn", ("eng_Latn", "test")),
+                                     ("jcommonsenseqa", "jpn_Jpan", ("JCommonsenseQA", "validation")),
+                                     ("mmlu", "jpn_Jpan", ("ja", "test")), ("mgsm", "jpn_Jpan", ("ja", "test"))):
+        get_task(task).rows(hub, language)
+        assert asked.pop() == expected, task
+        assert get_task(task).files(hub, language) == []
+    get_task("belebele").rows({**hub, "config": "eng_Latn_v2", "split": "dev"}, "eng_Latn")
+    assert asked.pop() == ("eng_Latn_v2", "dev")  # the source's own config and split win

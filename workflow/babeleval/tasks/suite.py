@@ -69,7 +69,7 @@ class GlobalMMLU(Task):
     FIELDS = ("sample_id", "subject", "question", "option_a", "option_b", "option_c", "option_d", "answer")
 
     def local_files(self, source, language, root, split, options):
-        directory = Path(root) / source["path"] / self.hub_config(language, options)
+        directory = Path(root) / source["path"] / self.hub_config(language, options)  # the dataset's own code
         return [find_file(directory, [f"{split}.parquet", f"{split}.csv", f"{split}.jsonl", f"{split}-*.parquet"],
                           f"Global-MMLU {split}", language)]
 
@@ -178,7 +178,7 @@ class MGSMTask(Task):
     SPLITS = {"local": {EVAL: "test", FEWSHOT: "train"}, "hf": {EVAL: "test", FEWSHOT: "train"}}
 
     def local_files(self, source, language, root, split, options):
-        return [Path(root) / source["path"] / f"mgsm_{self.hub_config(language, options)}.tsv"]
+        return [Path(root) / source["path"] / f"mgsm_{self.hub_config(language, options)}.tsv"]  # its own code
 
     def read_local(self, files, language, split):
         return read_tsv(files[0], "MGSM", columns=("question", "answer_number"))
