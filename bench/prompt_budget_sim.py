@@ -38,7 +38,7 @@ import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "workflow"))
 
-from babeleval.analysis.budget_design import Budget, choose_study  # noqa: E402
+from babeleval.prompts.budget_design import Budget, choose_study  # noqa: E402
 from babeleval.analysis.budget_estimate import STATISTICS, Study, estimate, exhaustive  # noqa: E402
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from babeleval.analysis.budget_design import Budget, choose_cells, choose_study
+from babeleval.prompts.budget_design import Budget, choose_cells, choose_study
 from babeleval.analysis.budget_estimate import STATISTICS, Study, estimate, exhaustive
 from babeleval.core.errors import ConfigError, DataError
 from conftest import ROOT
