@@ -48,6 +48,7 @@ include: "workflow/rules/shared_prefix.smk"
 include: "workflow/rules/leaderboard.smk"
 include: "workflow/rules/summary_tables.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/budget.smk"
 include: "workflow/rules/run_summary.smk"
 
 

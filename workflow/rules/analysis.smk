@@ -151,7 +151,8 @@ rule variation_analysis:
     input:
         leaderboard=paths.LEADERBOARD_CSV,  # every raw file, through the leaderboard
     params:
-        raw=all_raw(),
+        # a budgeted set's variants answered different items: estimated as a set instead (budget.smk)
+        raw=grid_rules.budgeted_files(GRID, paths.RAW, budgeted=False),
         settings=GRID.analysis.pick("seed", "samples", "confidence", "permutations", "language_groups"),
     log:
         paths.log("analysis", "variation"),

@@ -48,8 +48,12 @@ ANALYSIS = "results/analysis/{name}.csv"
 PLOT = "results/plots/{task}/{name}.png"
 REPORT = "results/report.html"
 VARIATION_TABLE = "results/tables/variation_{name}.csv"
+# budgeted variant sets' estimates (babeleval.analysis.budget_table), and their cross-lingual sensitivity test
+VARIATION_BUDGET = VARIATION_TABLE.format(name="budget")
+VARIATION_BUDGET_SENSITIVITY = VARIATION_TABLE.format(name="budget_sensitivity")
 VARIATION_FIGURE = "results/plots/variation.png"
 VARIATION_SECTION = "results/analysis/variation.html"
+BUDGET_SECTION = "results/analysis/variation_budget.html"
 
 # the page template that makes `dvc plots` work offline (python -m babeleval dvc-plots; the Makefile names it
 # to DVC relative to .dvc/)
