@@ -1,10 +1,12 @@
 """Snakemake's console for babeleval: one line when a job starts and one when it ends, the rest as Snakemake prints it.
 
-``[3/77] start score_belebele tiny-llama/belebele/eng_Latn/instruct`` and ``[12/77] done ...`` instead of Snakemake's
-job blocks (rule, input, output, log, jobid, reason, wildcards, resources: some 15 lines a job, 1,589 lines for the
-77 jobs of the default grid); the shell commands, the progress counts and the run's header (Snakemake's version, host, command) go too. Errors, warnings,
-the planning messages and the run summary pass unchanged, so a failed job still shows its whole block. Snakemake's log
-file (``.snakemake/log/``) keeps every block: Snakemake writes it with its own handler, whatever plugin prints here.
+``[7/16] start score_belebele tiny-llama/paper`` and ``[7/16] done score_belebele tiny-llama/paper`` (the rule and
+its wildcards) instead of Snakemake's job blocks (rule, input, output, log, jobid, reason, wildcards, resources: some
+15 lines a job, 1,589 lines for the 77 jobs of the default grid); the shell commands, the progress counts, the
+run's header (Snakemake's version, host, command) and the per-round "Select jobs to execute..." go too. Errors,
+warnings, the planning messages and the run summary pass unchanged, so a failed job still shows its whole block.
+Snakemake's log file (``.snakemake/log/``) keeps every block: Snakemake writes it with its own handler, whatever
+plugin prints here.
 
 On in the default workflow profile (``profiles/default/config.yaml``: ``logger: [babeleval]``). The full console
 comes back with ``--logger-babeleval-full`` (or ``logger-babeleval-full: true`` in a profile), with ``--verbose``,
