@@ -57,6 +57,7 @@ rule all:
         paths.LEADERBOARD_CSV,
         paths.LEADERBOARD_MD,
         paths.METRICS_JSON,
+        paths.HEADLINE_JSON,
         # per-template and per-language summaries: dvc plots, the Snakemake report (workflow/rules/summary_tables.smk)
         paths.BY_TEMPLATE,
         paths.BY_LANGUAGE,

@@ -40,6 +40,8 @@ PLAN_OMITTED = "results/plan/omitted.tsv"
 LEADERBOARD_CSV = "results/leaderboard.csv"
 LEADERBOARD_MD = "results/leaderboard.md"
 METRICS_JSON = "results/metrics.json"
+# the same headline numbers under short names: DVC's metrics, what `dvc exp show` lays out (babeleval.grid.headline)
+HEADLINE_JSON = "results/headline.json"
 BY_TEMPLATE = "results/tables/by_template.csv"
 BY_LANGUAGE = "results/tables/by_language.csv"
 # each template's hash, by task: DVC's params of the evaluate stage, so `dvc exp show` shows an edited template
