@@ -110,7 +110,7 @@ def test_dataset_is_tracked_by_dvc_not_git(repo):
 
 # What DVC declares as the stage's outputs (dvc.yaml), each compared before and after an experiment.
 DECLARED = ["data/prepared", "results/prompts", "results/generations", "results/raw", "results/scores",
-            "results/leaderboard.csv", "results/leaderboard.md", "results/metrics.json",
+            "results/outcomes", "results/leaderboard.csv", "results/leaderboard.md", "results/metrics.json",
             "results/tables/by_template.csv", "results/tables/by_language.csv"]
 
 
@@ -160,11 +160,11 @@ def test_edited_template_reruns_only_its_own_combinations(experiments):
     before, after = experiments["after-baseline"], experiments["after-edit"]
     assert "No file hash info" not in experiments["edited-log"]
     assert sorted(before) == sorted(after)  # no declared output deleted
-    for name in ("results/generations", "results/raw", "results/scores", "results/prompts"):
+    for name in ("results/generations", "results/raw", "results/scores", "results/outcomes", "results/prompts"):
         for path in before:
             if path.startswith(name + "/"):
                 changed = before[path] != after[path]
-                assert changed == path.endswith("/instruct.jsonl") or changed == path.endswith("/instruct.json"), path
+                assert changed == path.endswith(("/instruct.jsonl", "/instruct.json", "/instruct.parquet")), path
     instruct = [p for p in before if p.startswith("results/generations/") and p.endswith("/instruct.jsonl")]
     assert instruct and all(before[p][0] != after[p][0] for p in instruct)
 
@@ -239,7 +239,7 @@ def test_push_then_pull_into_a_fresh_clone(repo, experiments, tmp_path):
     assert not (clone / "data/raw/belebele").exists() and not (clone / "results/generations").exists()
     dvc(clone, "pull")
     for path in ["data/raw/belebele", "data/prepared", "results/prompts", "results/generations", "results/raw",
-                 "results/scores"]:
+                 "results/scores", "results/outcomes"]:
         assert tree_digest(clone / path) == tree_digest(repo / path), path
     for path in ["results/metrics.json", "results/tables/by_template.csv", "results/leaderboard.csv"]:
         assert (clone / path).read_bytes() == (repo / path).read_bytes(), path

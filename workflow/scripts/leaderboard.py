@@ -6,7 +6,7 @@ from babeleval.core import joblog
 
 joblog.setup(snakemake.log[0])
 frame = leaderboard.write_outputs(snakemake.input.scores, snakemake.output.csv, snakemake.output.md,
-                                  snakemake.output.metrics, raw_files=snakemake.params.raw,
+                                  snakemake.output.metrics, outcome_files=snakemake.params.outcomes,
                                   settings=AnalysisSettings(**snakemake.params.settings),
                                   omitted=snakemake.input.omitted)
 logging.info("%d leaderboard rows", len(frame))

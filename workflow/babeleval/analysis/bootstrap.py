@@ -1,4 +1,4 @@
-"""Confidence intervals for every metric, recomputed from raw records: exact for a share of items, else a seeded
+"""Confidence intervals for every metric, recomputed from per-item outcomes (``babeleval.score.outcomes``): exact for a share of items, else a seeded
 bootstrap over items.
 
 The interval's method is the metric's own declaration (``babeleval.score.metrics``, its ``interval``): a share of
@@ -28,12 +28,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..core.jsonl import read_jsonl
 from ..core.paths import combo_from_path
 from ..core.progress import Progress
+from ..score import outcomes
 from ..score.metrics import EXACT, METRICS, CorpusStatistics, ItemMean, Metric
 from .intervals import clopper_pearson
-from .records import slim
 from .settings import DEFAULT_SETTINGS
 
 
@@ -184,25 +183,26 @@ def interval_for(metric: str, records: Sequence[dict[str, Any]], *, seed: int, n
     return confidence_interval(data, seed=seed, n_samples=n_samples, confidence=confidence)
 
 
-def leaderboard_intervals(frame, raw_files: Sequence[str], *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples,
+def leaderboard_intervals(frame, outcome_files: Sequence[str], *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples,
                           confidence: float = DEFAULT_SETTINGS.confidence,
                           options: Mapping[tuple, Mapping[str, Any]] | None = None):
-    """``frame`` (the leaderboard) with ``ci_low`` and ``ci_high`` (each metric's declared interval) from the raw file of each row's combination.
+    """``frame`` (the leaderboard) with ``ci_low`` and ``ci_high`` (each metric's declared interval) from the outcome
+    table of each row's combination.
 
-    Raw files are read one at a time (a big grid never sits in memory at once). A metric that cannot be
-    recomputed per item, or a combination without a raw file, gets empty cells. ``options``: the metric
+    Tables are read one at a time (a big grid never sits in memory at once), without the text no metric reads. A
+    metric that cannot be recomputed per item, or a combination without an outcome table, gets empty cells. ``options``: the metric
     options of each (model, task, language, template), as its scores file records them.
     """
     wanted: dict[tuple, list[str]] = {}
     for row in frame.itertuples(index=False):
         wanted.setdefault((row.model, row.task, row.language, row.template), []).append(row.metric)
     bounds: dict[tuple, tuple[float, float]] = {}
-    files = sorted(map(str, raw_files))
+    files = sorted(map(str, outcome_files))
     progress = Progress(len(files), what="bootstrapped intervals of", unit="combinations")
     for done, path in enumerate(files, 1):
         combo = tuple(combo_from_path(path))
         if combo in wanted:
-            records = [slim(r) for r in read_jsonl(path)]  # one file at a time; slim keeps what metrics read
+            records = outcomes.read(path, without=outcomes.TEXT_ONLY)
             for metric in wanted[combo]:
                 bounds[(*combo, metric)] = interval_for(metric, records, seed=seed, n_samples=n_samples,
                                                         confidence=confidence, options=(options or {}).get(combo))

@@ -17,7 +17,7 @@ This module does the same for any grid, per (task, language, template):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 import pandas as pd
 
@@ -53,15 +53,21 @@ def _text(items: dict, task: str, language: str, item_id: str) -> str:
     return item_text(item) if item else ""
 
 
-def difficulty(raw: dict[Combo, list[dict[str, Any]]], items: dict | None = None) -> dict[str, pd.DataFrame]:
+def _cells(raw: Mapping[Combo, list[dict[str, Any]]]) -> Iterator[tuple[tuple[str, str, str], dict]]:
+    """(task, language, template) -> model -> its items' outcomes, one cell read at a time, in order."""
+    combos: dict[tuple[str, str, str], list[Combo]] = {}
+    for combo in raw:
+        combos.setdefault((combo.task, combo.language, combo.template), []).append(combo)
+    for cell, members in sorted(combos.items()):
+        by_model = {combo.model: outcomes for combo in members if (outcomes := _outcomes(raw[combo]))}
+        if by_model:
+            yield cell, by_model
+
+
+def difficulty(raw: Mapping[Combo, list[dict[str, Any]]], items: dict | None = None) -> dict[str, pd.DataFrame]:
     items = items or {}
-    cells: dict[tuple[str, str, str], dict[str, dict[str, bool]]] = {}
-    for combo, records in raw.items():
-        outcomes = _outcomes(records)
-        if outcomes:
-            cells.setdefault((combo.task, combo.language, combo.template), {})[combo.model] = outcomes
     item_rows, bucket_rows, pattern_rows = [], [], []
-    for (task, language, template), by_model in sorted(cells.items()):
+    for (task, language, template), by_model in _cells(raw):
         models = sorted(by_model)
         common = sorted(set.intersection(*(set(o) for o in by_model.values())))
         cell_items = []
@@ -93,7 +99,7 @@ def difficulty(raw: dict[Combo, list[dict[str, Any]]], items: dict | None = None
             "patterns": pd.DataFrame(pattern_rows, columns=PATTERN_COLUMNS)}
 
 
-def crosslingual(raw: dict[Combo, list[dict[str, Any]]], pivot: str = "eng_Latn",
+def crosslingual(raw: Mapping[Combo, list[dict[str, Any]]], pivot: str = "eng_Latn",
                  items: dict | None = None) -> dict[str, pd.DataFrame]:
     """Items solved in ``pivot`` but failed in another language (and the reverse), on parallel item ids.
 
@@ -102,13 +108,13 @@ def crosslingual(raw: dict[Combo, list[dict[str, Any]]], pivot: str = "eng_Latn"
     """
     items = items or {}
     gap_rows, item_rows = [], []
-    for combo, records in sorted(raw.items()):
-        if combo.language == pivot:
+    # the pivot language's outcomes, read once; each other combination is read when its turn comes
+    pivots = {combo: _outcomes(raw[combo]) for combo in raw if combo.language == pivot}
+    for combo in sorted(raw):
+        there = pivots.get(combo._replace(language=pivot))
+        if combo.language == pivot or there is None:
             continue
-        pivot_records = raw.get(combo._replace(language=pivot))
-        if pivot_records is None:
-            continue
-        there, here = _outcomes(pivot_records), _outcomes(records)
+        here = _outcomes(raw[combo])
         common = sorted(set(there) & set(here))
         if not common:
             continue

@@ -26,7 +26,7 @@ belongs to and how many tests that family holds.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -133,7 +133,7 @@ def _metrics(scores: dict[Combo, dict], combo: Combo) -> list[str]:
     return [m for m in names if get_metric(m).compared]
 
 
-def pairwise(raw: dict[Combo, list[dict]], scores: dict[Combo, dict] | None = None, *, seed: int,
+def pairwise(raw: Mapping[Combo, list[dict]], scores: dict[Combo, dict] | None = None, *, seed: int,
              n_samples: int = DEFAULT_SETTINGS.samples, alpha: float = DEFAULT_SETTINGS.alpha,
              confidence: float = DEFAULT_SETTINGS.confidence) -> dict[str, pd.DataFrame]:
     """Template-vs-template and model-vs-model tables, each with Holm-corrected p-values."""
@@ -146,11 +146,13 @@ def pairwise(raw: dict[Combo, list[dict]], scores: dict[Combo, dict] | None = No
     # a group: the templates of one model and language, or the models of one template and language
     progress = Progress(len(groups), what="compared", unit="groups of templates or models")
     for done, ((kind, fixed, task, language), members) in enumerate(sorted(groups.items()), 1):
+        # one group's records at a time: ``raw`` may read each combination's table when it is looked up
+        records = {name: raw[combo] for name, combo in members.items()}
         for a, b in itertools.combinations(sorted(members), 2):
             ca, cb = members[a], members[b]
             shared = [m for m in _metrics(scores, ca) if m in set(_metrics(scores, cb))]
             for metric in shared:
-                row = compare(raw[ca], raw[cb], metric, seed=seed, n_samples=n_samples,
+                row = compare(records[a], records[b], metric, seed=seed, n_samples=n_samples,
                               options=metric_options(scores.get(ca, {})), confidence=confidence)
                 if row is None:
                     continue
