@@ -22,6 +22,7 @@ The interval is the percentile interval of the resampled scores.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
@@ -80,7 +81,19 @@ class ItemData:
             return np.array([self.from_sums(s) for s in stats])
         return self.values[idx].mean(axis=1)
 
+    def resampled_scores(self, n_samples: int, seed: int) -> np.ndarray:
+        """Scores of the ``n_samples`` resamples ``resample_indices`` draws with ``seed``: ``resampled`` on them.
+
+        Whole-number item means (right/wrong) are summed through each resample's draw counts, one matrix
+        product in place of a gather per resample: the same integer sums, so the same scores to the bit.
+        """
+        if self.kind == "mean" and self.n and _whole_numbers(self.values):
+            return resample_counts(self.n, n_samples, seed) @ self.values / self.n
+        return self.resampled(resample_indices(self.n, n_samples, seed))
+
     def subset(self, ids: Sequence[str]) -> "ItemData":
+        if list(ids) == self.ids:  # the items both sides hold are all of this side's, in its order
+            return self
         pos = {k: i for i, k in enumerate(self.ids)}
         rows = [pos[k] for k in ids]
         records = [self.records[i] for i in rows] if self.records is not None else None
@@ -147,10 +160,30 @@ def corpus_item_data(metric: Metric, records: Sequence[dict[str, Any]],
                     from_sums=statistics.score)
 
 
+def _whole_numbers(values: np.ndarray) -> bool:
+    # below 2**53 a float64 sum of whole numbers is exact in any order
+    return bool(np.all(np.abs(values) < 2 ** 40) and np.all(values == np.round(values)))
+
+
+# Every combination of a grid draws the same resamples (its own fresh generator on the grid's seed, and most
+# have the same number of items): drawn once, kept read-only.
+@functools.lru_cache(maxsize=4)
 def resample_indices(n: int, n_samples: int, seed: int) -> np.ndarray:
     """(n_samples, n) item positions drawn with replacement, as sacrebleu draws them."""
     rng = np.random.default_rng(seed)
-    return rng.choice(n, size=(n_samples, n), replace=True)
+    idx = rng.choice(n, size=(n_samples, n), replace=True)
+    idx.flags.writeable = False
+    return idx
+
+
+@functools.lru_cache(maxsize=4)
+def resample_counts(n: int, n_samples: int, seed: int) -> np.ndarray:
+    """(n_samples, n): how many times each resample of ``resample_indices`` drew each item."""
+    idx = resample_indices(n, n_samples, seed)
+    flat = (np.arange(n_samples)[:, None] * n + idx).ravel()
+    counts = np.bincount(flat, minlength=n_samples * n).reshape(n_samples, n).astype(float)
+    counts.flags.writeable = False
+    return counts
 
 
 def percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -166,7 +199,7 @@ def confidence_interval(data: ItemData, *, seed: int, n_samples: int = DEFAULT_S
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     if data.n == 0:
         return float("nan"), float("nan")
-    samples = data.resampled(resample_indices(data.n, n_samples, seed))
+    samples = data.resampled_scores(n_samples, seed)
     return percentile_interval(samples, confidence)
 
 

@@ -26,6 +26,7 @@ belongs to and how many tests that family holds.
 from __future__ import annotations
 
 import itertools
+import json
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -34,7 +35,7 @@ from scipy import stats
 
 from ..core.progress import Progress
 from ..score.metrics import ACCURACY, get_metric
-from .bootstrap import ItemData, item_data, percentile_interval, resample_indices
+from .bootstrap import ItemData, item_data, percentile_interval
 from ..core.paths import Combo
 from .records import metric_options
 from .settings import DEFAULT_SETTINGS
@@ -68,8 +69,7 @@ def paired_bootstrap(a: ItemData, b: ItemData, *, seed: int, n_samples: int = DE
     real = abs(a.score() - b.score())
     if real == 0:
         return 1.0
-    idx = resample_indices(a.n, n_samples, seed)
-    sample_diffs = np.abs(a.resampled(idx) - b.resampled(idx))
+    sample_diffs = np.abs(a.resampled_scores(n_samples, seed) - b.resampled_scores(n_samples, seed))
     centred = sample_diffs - sample_diffs.mean()
     count = int(np.sum(centred > real))
     return (count + 1) / (n_samples + 1)
@@ -78,8 +78,8 @@ def paired_bootstrap(a: ItemData, b: ItemData, *, seed: int, n_samples: int = DE
 def difference_interval(a: ItemData, b: ItemData, *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples,
                         confidence: float = DEFAULT_SETTINGS.confidence) -> tuple[float, float]:
     """Percentile interval of a's score minus b's over the same resamples of their shared items."""
-    idx = resample_indices(a.n, n_samples, seed)
-    return percentile_interval(a.resampled(idx) - b.resampled(idx), confidence)
+    return percentile_interval(a.resampled_scores(n_samples, seed) - b.resampled_scores(n_samples, seed),
+                               confidence)
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:
@@ -104,7 +104,14 @@ def compare(records_a: list[dict[str, Any]], records_b: list[dict[str, Any]], me
 
     ``options``: the metric options both sides were scored with (one task and language: the same).
     """
-    data_a, data_b = item_data(metric, records_a, options), item_data(metric, records_b, options)
+    return compare_data(item_data(metric, records_a, options), item_data(metric, records_b, options), metric,
+                        seed=seed, n_samples=n_samples, confidence=confidence)
+
+
+def compare_data(data_a: ItemData | None, data_b: ItemData | None, metric: str, *, seed: int,
+                 n_samples: int = DEFAULT_SETTINGS.samples, confidence: float = DEFAULT_SETTINGS.confidence
+                 ) -> dict[str, Any] | None:
+    """``compare`` on what the metric is recomputed from on each side (``bootstrap.item_data``)."""
     if data_a is None or data_b is None:
         return None
     common = sorted(set(data_a.ids) & set(data_b.ids))
@@ -133,6 +140,19 @@ def _metrics(scores: dict[Combo, dict], combo: Combo) -> list[str]:
     return [m for m in names if get_metric(m).compared]
 
 
+class _ItemDataOf:
+    """A group's ``item_data``, each (member, metric, options) made once: a member is in several pairs."""
+
+    def __init__(self, records: dict[str, list[dict[str, Any]]]):
+        self._records, self._made = records, {}
+
+    def __call__(self, member: str, metric: str, options: dict[str, Any]) -> ItemData | None:
+        key = (member, metric, json.dumps(options, sort_keys=True, default=str))
+        if key not in self._made:
+            self._made[key] = item_data(metric, self._records[member], options)
+        return self._made[key]
+
+
 def pairwise(raw: Mapping[Combo, list[dict]], scores: dict[Combo, dict] | None = None, *, seed: int,
              n_samples: int = DEFAULT_SETTINGS.samples, alpha: float = DEFAULT_SETTINGS.alpha,
              confidence: float = DEFAULT_SETTINGS.confidence) -> dict[str, pd.DataFrame]:
@@ -148,12 +168,14 @@ def pairwise(raw: Mapping[Combo, list[dict]], scores: dict[Combo, dict] | None =
     for done, ((kind, fixed, task, language), members) in enumerate(sorted(groups.items()), 1):
         # one group's records at a time: ``raw`` may read each combination's table when it is looked up
         records = {name: raw[combo] for name, combo in members.items()}
+        data = _ItemDataOf(records)
         for a, b in itertools.combinations(sorted(members), 2):
             ca, cb = members[a], members[b]
             shared = [m for m in _metrics(scores, ca) if m in set(_metrics(scores, cb))]
             for metric in shared:
-                row = compare(records[a], records[b], metric, seed=seed, n_samples=n_samples,
-                              options=metric_options(scores.get(ca, {})), confidence=confidence)
+                options = metric_options(scores.get(ca, {}))
+                row = compare_data(data(a, metric, options), data(b, metric, options), metric, seed=seed,
+                                   n_samples=n_samples, confidence=confidence)
                 if row is None:
                     continue
                 row.update(comparison=f"{kind} vs {kind}", task=task, language=language, fixed=fixed, a=a, b=b)
