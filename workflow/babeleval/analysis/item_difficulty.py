@@ -78,7 +78,8 @@ def difficulty(raw: Mapping[Combo, list[dict[str, Any]]], items: dict | None = N
                                "n_models": len(models), "n_correct": len(right),
                                "bucket": bucket_label(len(right), len(models)),
                                "models_correct": ", ".join(right), "models_wrong": ", ".join(wrong)})
-        item_rows += cell_items
+        # a table per cell, joined at the end: a grid's items as row dicts held 1 GB at a study's size
+        item_rows.append(pd.DataFrame(cell_items, columns=ITEM_COLUMNS))
         for k in range(len(models), -1, -1):
             members = [r for r in cell_items if r["n_correct"] == k]
             examples = " || ".join(
@@ -94,7 +95,7 @@ def difficulty(raw: Mapping[Combo, list[dict[str, Any]]], items: dict | None = N
         for key, count in sorted(patterns.items(), key=lambda kv: (-kv[1], kv[0])):
             pattern_rows.append({"task": task, "language": language, "template": template, "models_correct": key,
                                  "items": count, "share": count / len(cell_items)})
-    return {"items": pd.DataFrame(item_rows, columns=ITEM_COLUMNS),
+    return {"items": _joined(item_rows, ITEM_COLUMNS),
             "buckets": pd.DataFrame(bucket_rows, columns=BUCKET_COLUMNS),
             "patterns": pd.DataFrame(pattern_rows, columns=PATTERN_COLUMNS)}
 
@@ -126,9 +127,15 @@ def crosslingual(raw: Mapping[Combo, list[dict[str, Any]]], pivot: str = "eng_La
                          "language": combo.language, "n_parallel": len(common), "pivot_acc": sum(a) / len(a),
                          "language_acc": sum(b) / len(b), "pivot_only": pivot_only, "language_only": language_only,
                          "p_value": p, "examples": ", ".join(pivot_only_ids[:3])})
-        for item_id in pivot_only_ids:
-            item_rows.append({"model": combo.model, "task": combo.task, "template": combo.template, "pivot": pivot,
-                              "language": combo.language, "id": item_id,
-                              "text": _text(items, combo.task, pivot, item_id)})
+        item_rows.append(pd.DataFrame(
+            [{"model": combo.model, "task": combo.task, "template": combo.template, "pivot": pivot,
+              "language": combo.language, "id": item_id, "text": _text(items, combo.task, pivot, item_id)}
+             for item_id in pivot_only_ids], columns=GAP_ITEM_COLUMNS))
     return {"gaps": pd.DataFrame(gap_rows, columns=GAP_COLUMNS),
-            "items": pd.DataFrame(item_rows, columns=GAP_ITEM_COLUMNS)}
+            "items": _joined(item_rows, GAP_ITEM_COLUMNS)}
+
+
+def _joined(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
+    """Per-cell tables as one (with their columns when there are none)."""
+    frames = [frame for frame in frames if len(frame)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame([], columns=columns)

@@ -141,15 +141,16 @@ def _metrics(scores: dict[Combo, dict], combo: Combo) -> list[str]:
 
 
 class _ItemDataOf:
-    """A group's ``item_data``, each (member, metric, options) made once: a member is in several pairs."""
+    """The ``item_data`` of a language's combinations, each (combination, metric, options) made once: a
+    combination is in several pairs, of its templates and of its models."""
 
-    def __init__(self, records: dict[str, list[dict[str, Any]]]):
+    def __init__(self, records: dict[Combo, list[dict[str, Any]]]):
         self._records, self._made = records, {}
 
-    def __call__(self, member: str, metric: str, options: dict[str, Any]) -> ItemData | None:
-        key = (member, metric, json.dumps(options, sort_keys=True, default=str))
+    def __call__(self, combo: Combo, metric: str, options: dict[str, Any]) -> ItemData | None:
+        key = (combo, metric, json.dumps(options, sort_keys=True, default=str))
         if key not in self._made:
-            self._made[key] = item_data(metric, self._records[member], options)
+            self._made[key] = item_data(metric, self._records[combo], options)
         return self._made[key]
 
 
@@ -158,31 +159,46 @@ def pairwise(raw: Mapping[Combo, list[dict]], scores: dict[Combo, dict] | None =
              confidence: float = DEFAULT_SETTINGS.confidence) -> dict[str, pd.DataFrame]:
     """Template-vs-template and model-vs-model tables, each with Holm-corrected p-values."""
     scores = scores or {}
-    template_rows, model_rows = [], []
+    rows: dict[str, list[dict[str, Any]]] = {"template": [], "model": []}
+    # a group: the templates of one model and language, or the models of one template and language
     groups: dict[tuple, dict[str, Combo]] = {}
     for combo in raw:
         groups.setdefault(("template", combo.model, combo.task, combo.language), {})[combo.template] = combo
         groups.setdefault(("model", combo.template, combo.task, combo.language), {})[combo.model] = combo
-    # a group: the templates of one model and language, or the models of one template and language
+    # every group lies within one (task, language): its combinations are read once, when its turn comes
+    by_language: dict[tuple[str, str], list[tuple]] = {}
+    for key in sorted(groups):
+        by_language.setdefault(key[2:], []).append(key)
     progress = Progress(len(groups), what="compared", unit="groups of templates or models")
-    for done, ((kind, fixed, task, language), members) in enumerate(sorted(groups.items()), 1):
-        # one group's records at a time: ``raw`` may read each combination's table when it is looked up
-        records = {name: raw[combo] for name, combo in members.items()}
-        data = _ItemDataOf(records)
-        for a, b in itertools.combinations(sorted(members), 2):
-            ca, cb = members[a], members[b]
-            shared = [m for m in _metrics(scores, ca) if m in set(_metrics(scores, cb))]
-            for metric in shared:
-                options = metric_options(scores.get(ca, {}))
-                row = compare_data(data(a, metric, options), data(b, metric, options), metric, seed=seed,
-                                   n_samples=n_samples, confidence=confidence)
-                if row is None:
-                    continue
+    done = 0
+    for keys in by_language.values():
+        members = {combo for key in keys for combo in groups[key].values()}
+        data = _ItemDataOf({combo: raw[combo] for combo in sorted(members)})
+        for key in keys:
+            rows[key[0]] += _group_rows(key, groups[key], data, scores, seed=seed, n_samples=n_samples,
+                                        confidence=confidence)
+            done += 1
+            progress.tick(done)
+    return {"templates": correct(pd.DataFrame(rows["template"], columns=COLUMNS), alpha),
+            "models": correct(pd.DataFrame(rows["model"], columns=COLUMNS), alpha)}
+
+
+def _group_rows(key: tuple, members: dict[str, Combo], data: _ItemDataOf, scores: dict[Combo, dict], *, seed: int,
+                n_samples: int, confidence: float) -> list[dict[str, Any]]:
+    """The paired tests of one group's members, two by two, on each metric both report."""
+    kind, fixed, task, language = key
+    out = []
+    for a, b in itertools.combinations(sorted(members), 2):
+        ca, cb = members[a], members[b]
+        shared = [m for m in _metrics(scores, ca) if m in set(_metrics(scores, cb))]
+        for metric in shared:
+            options = metric_options(scores.get(ca, {}))
+            row = compare_data(data(ca, metric, options), data(cb, metric, options), metric, seed=seed,
+                               n_samples=n_samples, confidence=confidence)
+            if row is not None:
                 row.update(comparison=f"{kind} vs {kind}", task=task, language=language, fixed=fixed, a=a, b=b)
-                (template_rows if kind == "template" else model_rows).append(row)
-        progress.tick(done)
-    return {"templates": correct(pd.DataFrame(template_rows, columns=COLUMNS), alpha),
-            "models": correct(pd.DataFrame(model_rows, columns=COLUMNS), alpha)}
+                out.append(row)
+    return out
 
 
 def correct(frame: pd.DataFrame, alpha: float) -> pd.DataFrame:
