@@ -265,10 +265,16 @@ def main(argv: list[str] | None = None) -> None:
                         help="the checkouts whose scripts and package run the steps, each in turn")
     parser.add_argument("--steps", nargs="+", default=STEPS, choices=STEPS)
     parser.add_argument("--root", type=Path, help="the folder to lay the study out in (a temporary directory, removed after)")
+    parser.add_argument("--keep", action="store_true", help="keep each study, in <root>/<languages> (to profile a step)")
     args = parser.parse_args(argv)
+    codes = [c.resolve() for c in args.code]
     for n_languages in args.languages:
+        if args.keep:
+            study((args.root or Path(".")) / str(n_languages), args.models, n_languages, args.items, args.raw,
+                  args.steps, codes)
+            continue
         with tempfile.TemporaryDirectory(dir=args.root) as tmp:
-            study(Path(tmp), args.models, n_languages, args.items, args.raw, args.steps, [c.resolve() for c in args.code])
+            study(Path(tmp), args.models, n_languages, args.items, args.raw, args.steps, codes)
 
 
 if __name__ == "__main__":
