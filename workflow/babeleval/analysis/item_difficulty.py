@@ -111,6 +111,13 @@ def crosslingual(raw: Mapping[Combo, list[dict[str, Any]]], pivot: str = "eng_La
     gap_rows, item_rows = [], []
     # the pivot language's outcomes, read once; each other combination is read when its turn comes
     pivots = {combo: _outcomes(raw[combo]) for combo in raw if combo.language == pivot}
+    texts: dict[tuple[str, str], str] = {}  # a pivot item fails in many languages: its text made once
+
+    def text(task: str, item_id: str) -> str:
+        if (task, item_id) not in texts:
+            texts[task, item_id] = _text(items, task, pivot, item_id)
+        return texts[task, item_id]
+
     for combo in sorted(raw):
         there = pivots.get(combo._replace(language=pivot))
         if combo.language == pivot or there is None:
@@ -129,7 +136,7 @@ def crosslingual(raw: Mapping[Combo, list[dict[str, Any]]], pivot: str = "eng_La
                          "p_value": p, "examples": ", ".join(pivot_only_ids[:3])})
         item_rows.append(pd.DataFrame(
             [{"model": combo.model, "task": combo.task, "template": combo.template, "pivot": pivot,
-              "language": combo.language, "id": item_id, "text": _text(items, combo.task, pivot, item_id)}
+              "language": combo.language, "id": item_id, "text": text(combo.task, item_id)}
              for item_id in pivot_only_ids], columns=GAP_ITEM_COLUMNS))
     return {"gaps": pd.DataFrame(gap_rows, columns=GAP_COLUMNS),
             "items": _joined(item_rows, GAP_ITEM_COLUMNS)}
