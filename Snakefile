@@ -48,6 +48,7 @@ include: "workflow/rules/shared_prefix.smk"
 include: "workflow/rules/leaderboard.smk"
 include: "workflow/rules/summary_tables.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/budget.smk"
 include: "workflow/rules/run_summary.smk"
 
 
@@ -56,6 +57,7 @@ rule all:
         paths.LEADERBOARD_CSV,
         paths.LEADERBOARD_MD,
         paths.METRICS_JSON,
+        paths.HEADLINE_JSON,
         # per-template and per-language summaries: dvc plots, the Snakemake report (workflow/rules/summary_tables.smk)
         paths.BY_TEMPLATE,
         paths.BY_LANGUAGE,

@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from babeleval.generate.backends.base import LoglikelihoodRequest
     from babeleval.generate.backends.config import HFConfig
+    from babeleval.generate.backends import hf
     from babeleval.generate.backends.hf import HFBackend
 
     backend = HFBackend(HFConfig(model=args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size),
@@ -49,12 +50,7 @@ def main(argv: list[str] | None = None) -> None:
                         for ctx, conts in encoded)
     trees = sorted((backend._tree(row, encoded) for row in backend._rows(encoded)), key=lambda t: -len(t.tokens))
     unique_tokens = sum(len(t.tokens) for t in trees)
-    batches, current = [], []
-    for number, tree in enumerate(trees):  # the scorer's own batching
-        current.append(tree)
-        if sum(t.items for t in current) >= args.batch_size or number == len(trees) - 1:
-            batches.append(current)
-            current = []
+    batches = list(hf._batches(hf._pack(trees), args.batch_size))  # the scorer's own rows and batches
 
     def sync():
         if backend.device == "cuda":

@@ -12,6 +12,7 @@ accuracies) are the truth. The budgeted design picks a fraction of the cells, th
 and each repetition records the estimate's error and whether its interval covers the truth.
 
     .venv/bin/python bench/prompt_budget_sim.py --repetitions 100
+    .venv/bin/python bench/prompt_budget_sim.py --repetitions 100 --variant-variance laplace moments
     .venv/bin/python bench/prompt_budget_sim.py --repetitions 20 --languages 4 --variants 40 --items 300
     .venv/bin/python bench/prompt_budget_sim.py --repetitions 20 --languages 4 --variants 40 --items 300 --separate
 
@@ -38,7 +39,7 @@ import pandas as pd  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "workflow"))
 
-from babeleval.analysis.budget_design import Budget, choose_study  # noqa: E402
+from babeleval.prompts.budget_design import Budget, choose_study  # noqa: E402
 from babeleval.analysis.budget_estimate import STATISTICS, Study, estimate, exhaustive  # noqa: E402
 
 
@@ -87,7 +88,7 @@ def estimate_separately(observed: pd.DataFrame, study: Study, **options) -> pd.D
 
 
 def repetition(truth: Truth, fraction: float, confidence: float, draws: int, seed: int,
-               separate: bool = False) -> pd.DataFrame:
+               separate: bool = False, variant_variance: str = "moments") -> pd.DataFrame:
     """One simulated study, its budgeted estimate and the exhaustive truth: one row per (language, statistic)."""
     study, full = simulate(truth, np.random.default_rng(seed))
     design = choose_study(study.variants, study.items, Budget(fraction=fraction), seed=seed, parallel=True)
@@ -95,7 +96,7 @@ def repetition(truth: Truth, fraction: float, confidence: float, draws: int, see
                            for v, ids in by_variant.items() for i in ids], columns=["language", "variant", "item"])
     observed = full.merge(chosen, on=["language", "variant", "item"])
     started = time.perf_counter()
-    options = {"confidence": confidence, "draws": draws, "seed": seed}
+    options = {"confidence": confidence, "draws": draws, "seed": seed, "variant_variance": variant_variance}
     found = estimate_separately(observed, study, **options) if separate else estimate(observed, study, **options).table
     seconds = time.perf_counter() - started
     table = found.merge(exhaustive(full, study), on=["language", "statistic"])
@@ -131,21 +132,26 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=400)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--separate", action="store_true", help="fit each language on its own (no borrowing)")
+    parser.add_argument("--variant-variance", nargs="+", choices=["moments", "laplace"], default=["moments"],
+                        help="how the variants' variance is estimated (budget_estimate.estimate); two: both on the "
+                             "same studies, side by side")
     args = parser.parse_args()
     truth = Truth(variants=args.variants, items=args.items, languages=args.languages)
-    rows = []
+    rows = {method: [] for method in args.variant_variance}
     for seed in range(args.first_seed, args.first_seed + args.repetitions):
-        rows.append(repetition(truth, args.fraction, args.confidence, args.draws, seed, args.separate))
-        print(f"repetition {seed}: {rows[-1]['seconds'].iloc[0]:.1f} s", file=sys.stderr, flush=True)
-    rows = pd.concat(rows, ignore_index=True)
-    cells = int(rows["cells"].iloc[0])
-    grid = int(rows["grid_cells"].iloc[0])
-    fitted = "languages fitted separately" if args.separate else "one joint fit"
-    seconds = rows.groupby("seed")["seconds"].first().median()
-    print(f"{args.repetitions} repetitions, {truth.variants} variants x {truth.items} items x {truth.languages} "
-          f"language(s); {cells} of {grid} cells a language ({cells / grid:.1%}); nominal coverage "
-          f"{args.confidence:.0%}; {fitted}; fit and draws {seconds:.1f} s median")
-    print(summary(rows).to_string())
+        for method, done in rows.items():
+            done.append(repetition(truth, args.fraction, args.confidence, args.draws, seed, args.separate, method))
+            print(f"repetition {seed} ({method}): {done[-1]['seconds'].iloc[0]:.1f} s", file=sys.stderr, flush=True)
+    for method, done in rows.items():
+        table = pd.concat(done, ignore_index=True)
+        cells = int(table["cells"].iloc[0])
+        grid = int(table["grid_cells"].iloc[0])
+        fitted = "languages fitted separately" if args.separate else "one joint fit"
+        seconds = table.groupby("seed")["seconds"].first().median()
+        print(f"{args.repetitions} repetitions, {truth.variants} variants x {truth.items} items x {truth.languages} "
+              f"language(s); {cells} of {grid} cells a language ({cells / grid:.1%}); nominal coverage "
+              f"{args.confidence:.0%}; {fitted}; variant variance: {method}; fit and draws {seconds:.1f} s median")
+        print(summary(table).to_string())
 
 
 if __name__ == "__main__":

@@ -61,14 +61,14 @@ def tree_digest(path: Path) -> dict[str, str]:
 
 
 def exp_metrics(show: list[dict]) -> dict[str, dict]:
-    """Experiment name -> its metrics.json content, from `dvc exp show --json`."""
+    """Experiment name -> its headline.json content (DVC's metrics), from `dvc exp show --json`."""
     found = {}
     for baseline in show:
         for exp in baseline.get("experiments") or []:
             for rev in exp.get("revs", []):
                 data = rev.get("data") or {}
                 name = rev.get("name") or data.get("name")
-                metrics = (data.get("metrics") or {}).get("results/metrics.json", {}).get("data")
+                metrics = (data.get("metrics") or {}).get("results/headline.json", {}).get("data")
                 if name and metrics is not None:
                     found[name] = metrics
     return found
@@ -111,7 +111,7 @@ def test_dataset_is_tracked_by_dvc_not_git(repo):
 # What DVC declares as the stage's outputs (dvc.yaml), each compared before and after an experiment.
 DECLARED = ["data/prepared", "results/prompts", "results/generations", "results/raw", "results/scores",
             "results/outcomes", "results/leaderboard.csv", "results/leaderboard.md", "results/metrics.json",
-            "results/tables/by_template.csv", "results/tables/by_language.csv"]
+            "results/headline.json", "results/tables/by_template.csv", "results/tables/by_language.csv"]
 
 
 def outputs(repo: Path) -> dict[str, tuple[int, str]]:
@@ -134,7 +134,7 @@ def experiments(repo) -> dict:
     written["quickstart"] = outputs(repo)
 
     written["baseline-log"] = dvc(repo, "exp", "run", "-n", "baseline")
-    written["baseline"] = json.loads((repo / "results/metrics.json").read_text())
+    written["baseline"] = json.loads((repo / "results/headline.json").read_text())
     written["after-baseline"] = outputs(repo)
 
     template = repo / "prompts/belebele/instruct.yaml"
@@ -143,7 +143,7 @@ def experiments(repo) -> dict:
     assert edited != text
     template.write_text(edited, encoding="utf-8")
     written["edited-log"] = dvc(repo, "exp", "run", "-n", "edited-instruct")
-    written["edited-instruct"] = json.loads((repo / "results/metrics.json").read_text())
+    written["edited-instruct"] = json.loads((repo / "results/headline.json").read_text())
     written["after-edit"] = outputs(repo)
     return written
 
@@ -151,9 +151,16 @@ def experiments(repo) -> dict:
 def test_first_experiment_after_the_quickstart_reuses_everything(experiments):
     assert "babeleval: outputs recorded in dvc.lock" in experiments["quickstart-log"], experiments["quickstart-log"]
     log = experiments["baseline-log"]
-    assert "No file hash info" not in log and "didn't change" in log, log
-    # nothing deleted, nothing rewritten: every declared file has its quickstart bytes and time
-    assert experiments["after-baseline"] == experiments["quickstart"]
+    # the stage is always_changed: DVC runs Snakemake, which finds nothing to do
+    assert "No file hash info" not in log and "Running stage 'evaluate'" in log, log
+    before, after = experiments["quickstart"], experiments["after-baseline"]
+    # nothing deleted, nothing rewritten: every declared file has its quickstart bytes...
+    assert {path: digest for path, (_, digest) in after.items()} == {path: digest for path, (_, digest) in before.items()}
+    # ...and time, but the files DVC caches one by one: recording the stage, DVC sets their time anew (the same
+    # bytes; Snakemake compares a small input's checksum before rerunning on a newer time). metrics.json, written by
+    # the job that writes leaderboard.csv and not DVC's, keeps its time: the job did not run again.
+    retimed = {"results/leaderboard.csv", "results/leaderboard.md"}
+    assert {p: v for p, v in after.items() if p not in retimed} == {p: v for p, v in before.items() if p not in retimed}
 
 
 def test_edited_template_reruns_only_its_own_combinations(experiments):
@@ -175,26 +182,24 @@ def test_exp_show_holds_both_experiments_with_their_own_metrics(repo, experiment
     assert metrics.get("baseline") == experiments["baseline"]
     assert metrics.get("edited-instruct") == experiments["edited-instruct"]
     for name in ("baseline", "edited-instruct"):
-        # one headline number per model and task, on the leaderboard's scale (accuracy in %)
-        assert set(metrics[name]["tiny-llama"]["belebele"]) == {"acc"}
-        assert 0.0 <= metrics[name]["tiny-llama"]["belebele"]["acc"] <= 100.0
+        # one headline number per task (one model: named by the task), on the leaderboard's scale (accuracy in %)
+        assert set(metrics[name]) == set(yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))["tasks"])
+        assert 0.0 <= metrics[name]["belebele"] <= 100.0
 
 
 def test_exp_show_fits_a_terminal(repo, experiments):
-    """A column per model and task, not per language x template x metric; `--only-changed` (docs/experiments.md)
-    narrows the table to what the experiments changed, here the prompts."""
+    """A column per task (one model), not per language x template x metric; `--only-changed` (docs/experiments.md)
+    narrows the table to what the experiments changed, here the instruct template."""
     header = dvc(repo, "exp", "show", "--csv").splitlines()[0].split(",")
-    metric_columns = [c for c in header if c.startswith("tiny-llama.")]
     tasks = yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))["tasks"]
-    assert len(metric_columns) == len(tasks), metric_columns
+    assert [c for c in header if c in tasks] == sorted(tasks), header
     changed = dvc(repo, "exp", "show", "--csv", "--only-changed").splitlines()[0].split(",")
-    assert "prompts" in changed, changed  # the edit shows as a changed dependency...
-    assert "belebele.instruct" in changed and "belebele.paper" not in changed, changed  # ...and as its template's hash
+    assert "belebele.instruct" in changed and "belebele.paper" not in changed, changed  # its template's hash
     assert not [c for c in changed if c == "seed" or c.startswith(("tasks.", "models."))], changed  # no param did
     narrow = run_wide(repo, 120, "exp", "show", "--no-pager", "--only-changed")
     lines = narrow.splitlines()
     assert max(len(line) for line in lines) <= 120, narrow
-    assert "tiny-llama.belebele.acc" in lines[1], narrow  # the first headline column is never folded away
+    assert "belebele" in lines[1].split(), narrow  # the first headline column is never folded away
     for name in ("baseline", "edited-instruct"):
         [row] = [line for line in lines if f"[{name}]" in line]
         assert re.search(r"\s\d+(\.\d+)?\s", row), row  # its belebele headline
@@ -203,16 +208,16 @@ def test_exp_show_fits_a_terminal(repo, experiments):
 def test_exp_diff_shows_the_metric_change_or_nothing(repo, experiments):
     diff = json.loads(dvc(repo, "exp", "diff", "baseline", "edited-instruct", "--json"))
     # only the edited task's headline can differ (the tiny model may answer the edited prompt no better)
-    changed = diff["metrics"].get("results/metrics.json", {})
-    assert all(key.startswith("tiny-llama.belebele.") for key in changed), changed
+    changed = diff["metrics"].get("results/headline.json", {})
+    assert set(changed) <= {"belebele"}, changed
     assert "tasks.belebele.templates" not in str(diff["params"])
     # the same experiment against itself: no metric changed; `dvc exp diff` prints nothing, and with `--all`
     # (docs/experiments.md) it lists every headline with a change of 0
     assert json.loads(dvc(repo, "exp", "diff", "baseline", "baseline", "--json")) == {"metrics": {}, "params": {}}
     assert not dvc(repo, "exp", "diff", "baseline", "baseline").strip()
     listed = dvc(repo, "exp", "diff", "baseline", "baseline", "--all")
-    rows = [line.split() for line in listed.splitlines() if line.startswith("results/metrics.json")]
-    assert {row[1] for row in rows} >= {"tiny-llama.belebele.acc", "tiny-llama.translation_to.chrf"}, listed
+    rows = [line.split() for line in listed.splitlines() if line.startswith("results/headline.json")]
+    assert {row[1] for row in rows} == set(yaml.safe_load((repo / "params.yaml").read_text(encoding="utf-8"))["tasks"]), listed
     assert all(row[-1] == "0" for row in rows), listed
 
 
@@ -243,7 +248,8 @@ def test_push_then_pull_into_a_fresh_clone(repo, experiments, tmp_path):
         assert tree_digest(clone / path) == tree_digest(repo / path), path
     for path in ["results/metrics.json", "results/tables/by_template.csv", "results/leaderboard.csv"]:
         assert (clone / path).read_bytes() == (repo / path).read_bytes(), path
-    assert "up to date" in dvc(clone, "status")
+    # every output as dvc.lock records it; the stage itself is always_changed (Snakemake decides)
+    assert dvc(clone, "status").split() == ["evaluate:", "always", "changed"]
     # and Snakemake, run in the clone, finds nothing to redo but what DVC does not version
     # (builtin models are rebuilt from their seed; scores must not change)
     snakemake(clone)

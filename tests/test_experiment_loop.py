@@ -84,6 +84,8 @@ def loop(tmp_path_factory) -> dict:
     seen["raw-after"] = digests(repo / "results/raw")
     seen["exp-show"] = sh(repo, "dvc exp show --no-pager")
     seen["exp-show-changed"] = sh(repo, "dvc exp show --no-pager --only-changed")
+    seen["exp-show-one-task"] = sh(repo, "dvc exp show --no-pager --drop '.*' --keep 'Experiment|.*belebele'")
+    seen["exp-show-columns"] = sh(repo, "dvc exp show --csv").splitlines()[0].split(",")
     seen["compare"] = sh(repo, "python -m babeleval compare")
     seen["plots"] = sh(repo, "dvc plots diff -o plots_page")
     return seen
@@ -106,13 +108,37 @@ def test_exp_run_reuses_the_run_and_reruns_only_the_edited_template(loop):
     assert all(path.endswith("/instruct.jsonl") for path in changed), changed
 
 
+def template_hashes(table: str, name: str) -> list[str]:
+    """The template hashes (8 hex digits) shown in the row of `name` (a revision or an experiment), left to right."""
+    [line] = [line for line in table.splitlines() if line.split()[:1] == [name] or f"[{name}]" in line]
+    return [cell for cell in line.split() if re.fullmatch("[0-9a-f]{8}", cell)]
+
+
 def test_exp_show_fits_and_shows_the_edited_template(loop):
-    for table in (loop["exp-show"], loop["exp-show-changed"]):
+    for table in (loop["exp-show"], loop["exp-show-changed"], loop["exp-show-one-task"]):
         assert max(len(line) for line in table.splitlines()) <= 120, table
         assert "terse-instruct" in table
+    # the default view, as it is: the headline numbers under short names and the edited template's hash, changed
+    table = loop["exp-show"]
+    header = table.splitlines()[1].split()
+    assert header[:5] == ["Experiment", "Created", "belebele", "translation_to", "belebele.blog"], table
+    assert "belebele.instruct" in header, table
+    shown = [name for name in header if name.startswith(("belebele.", "translation_to."))]
+    instruct = shown.index("belebele.instruct")
+    edited, baseline = template_hashes(table, "terse-instruct"), template_hashes(table, "main")
+    assert len(edited) == len(baseline) == len(shown), table
+    assert edited[instruct] != baseline[instruct], table
+    assert [h for i, h in enumerate(edited) if i != instruct] == [h for i, h in enumerate(baseline) if i != instruct]
+    # nothing else is a column: no params.yaml value (.dvcignore), no dependency hash (none declared)
+    columns = loop["exp-show-columns"]
+    data = columns[columns.index("parent") + 1:]
+    assert data[:2] == ["belebele", "translation_to"], columns
+    assert all(name.startswith(("belebele.", "translation_to.")) for name in data[2:]), columns
     header = loop["exp-show-changed"].splitlines()[1]
     assert "belebele.instruct" in header, loop["exp-show-changed"]  # the template's hash: the param that changed
     assert "belebele.paper" not in header  # an unchanged template is not
+    header = loop["exp-show-one-task"].splitlines()[1].split()
+    assert header == ["Experiment", "belebele", "belebele.blog", "belebele.instruct", "belebele.paper"], header
 
 
 def test_compare_tells_the_edit_against_the_baseline(loop):

@@ -84,3 +84,22 @@ def test_order_and_batch_size_do_not_change_results(backend, monkeypatch):
     reversed_ = backend.loglikelihood(REQUESTS[::-1])[::-1]
     for a, b in zip(first, reversed_):
         assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
+
+
+def test_short_trees_share_a_row_with_long_ones(backend, monkeypatch):
+    """Rows of very different lengths are packed side by side, so a batch runs almost no padding."""
+    shapes = []
+
+    def count(module, args, kwargs):
+        shapes.append(tuple(kwargs["input_ids"].shape))
+
+    monkeypatch.setattr(backend, "batch_size", len(REQUESTS))
+    handle = backend.model.register_forward_pre_hook(count, with_kwargs=True)
+    try:
+        results = backend.loglikelihood(REQUESTS)
+    finally:
+        handle.remove()
+    trees = backend._rows([backend.encode_request(r.context, r.continuations) for r in REQUESTS])
+    assert len(shapes) == 1 and shapes[0][0] < len(trees)  # short trees filled the long rows' room
+    for request, result in zip(REQUESTS, results):
+        assert result.logprobs == pytest.approx(expected(backend, request), abs=1e-4)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from babeleval.analysis.budget_design import Budget, choose_cells, choose_study
+from babeleval.prompts.budget_design import Budget, choose_cells, choose_study
 from babeleval.analysis.budget_estimate import STATISTICS, Study, estimate, exhaustive
 from babeleval.core.errors import ConfigError, DataError
 from conftest import ROOT
@@ -133,3 +133,21 @@ def test_languages_with_their_own_items_are_estimated_from_their_own_draws():
     assert (table["low"] <= table["estimate"]).all() and (table["estimate"] <= table["high"]).all()
     mean = table[table["statistic"] == "mean"].set_index("language")["estimate"]
     assert ((mean > 0.55) & (mean < 0.85)).all(), mean
+
+
+def test_the_moment_variance_widens_the_variants_where_the_fit_shrinks_them_too_much():
+    sim = load_sim()
+    study, full = sim.simulate(sim.Truth(variants=40, items=300), np.random.default_rng(3))
+    design = choose_study(study.variants, study.items, Budget(fraction=0.2), seed=3, parallel=True)
+    chosen = pd.DataFrame([(lang, v, i) for lang, by_variant in design.items() for v, ids in by_variant.items()
+                           for i in ids], columns=["language", "variant", "item"])
+    observed = full.merge(chosen, on=["language", "variant", "item"])
+    laplace = estimate(observed, study, draws=100, seed=3, variant_variance="laplace")
+    moments = estimate(observed, study, draws=100, seed=3)
+    assert moments.variances["variant"] >= laplace.variances["variant"]
+    assert moments.variances["item"] == laplace.variances["item"]  # only the variants' variance is scaled
+    spread = {name: fit.table.set_index("statistic").loc["spread", "estimate"]
+              for name, fit in (("laplace", laplace), ("moments", moments))}
+    truth = exhaustive(full, study).set_index("statistic").loc["spread", "value"]
+    assert spread["laplace"] <= spread["moments"]
+    assert abs(spread["moments"] - truth) <= abs(spread["laplace"] - truth) + 0.005, (spread, truth)

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from babeleval.analysis.leaderboard import headline_metrics, leaderboard
+from babeleval.grid.headline import headline
 from babeleval.prompts.templates import Template
 from babeleval.score.job import score_combination
 
@@ -79,3 +80,7 @@ def test_dvc_metrics_hold_one_headline_number_per_model_and_task():
         "1e3": {"belebele": {"acc": 25.0}, "jsquad": {"f1": 20.5}},
         "qwen-7b": {"belebele": {"acc": 60.0}, "translation_to": {"chrf": 35.62}},
     }
+    # what `dvc exp show` lays out (results/headline.json): the same numbers under short names
+    assert headline(metrics) == {"1e3": {"belebele": 25.0, "jsquad": 20.5},
+                                 "qwen-7b": {"belebele": 60.0, "translation_to": 35.62}}
+    assert headline({"qwen-7b": metrics["qwen-7b"]}) == {"belebele": 60.0, "translation_to": 35.62}  # one model

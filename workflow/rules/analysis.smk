@@ -152,7 +152,8 @@ rule variation_analysis:
     input:
         leaderboard=paths.LEADERBOARD_CSV,  # every outcome table, through the leaderboard
     params:
-        outcomes=all_outcomes(),
+        # a budgeted set's variants answered different items: estimated as a set instead (budget.smk)
+        outcomes=grid_rules.budgeted_files(GRID, paths.OUTCOMES, budgeted=False),
         settings=GRID.analysis.pick("seed", "samples", "confidence", "permutations", "language_groups"),
     threads: CPU_THREADS
     resources:

@@ -225,5 +225,7 @@ def analysis_table(name):
 
 
 def variation_section(wildcards):
-    """The prompt-variation section of the report, where the grid has variants of a base template."""
-    return [paths.VARIATION_SECTION] if grid_rules.has_variants(GRID) else []
+    """The prompt-variation section of the report, where the grid has variants of a base template; the budgeted
+    sets' section, where it has any (budget.smk)."""
+    return (([paths.VARIATION_SECTION] if grid_rules.has_variants(GRID) else [])
+            + ([paths.BUDGET_SECTION] if grid_rules.has_budgets(GRID) else []))

@@ -6,6 +6,7 @@ rule leaderboard:
         csv=report(paths.LEADERBOARD_CSV, caption="../report/leaderboard.rst", category="Leaderboard"),
         md=paths.LEADERBOARD_MD,
         metrics=paths.METRICS_JSON,
+        headline=paths.HEADLINE_JSON,
     input:
         scores=all_scores(),
         # what the grid leaves out and why: a table of its own in leaderboard.md, so a missing cell is never blank

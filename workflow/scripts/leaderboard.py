@@ -3,10 +3,12 @@ import logging
 from babeleval.analysis import leaderboard
 from babeleval.analysis.settings import AnalysisSettings
 from babeleval.core import joblog
+from babeleval.grid import headline
 
 joblog.setup(snakemake.log[0])
 frame = leaderboard.write_outputs(snakemake.input.scores, snakemake.output.csv, snakemake.output.md,
                                   snakemake.output.metrics, outcome_files=snakemake.params.outcomes,
                                   settings=AnalysisSettings(**snakemake.params.settings),
                                   omitted=snakemake.input.omitted)
+headline.write(snakemake.output.metrics, snakemake.output.headline)  # DVC's metrics: short names
 logging.info("%d leaderboard rows", len(frame))

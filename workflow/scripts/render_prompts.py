@@ -3,14 +3,21 @@ import logging
 from babeleval.core import joblog
 from babeleval.core.jsonl import read_jsonl, write_jsonl
 from babeleval.prompts.record import PromptRecord
-from babeleval.prompts.render import requests_for
+from babeleval.prompts.render import budgeted_requests, requests_for
 from babeleval.prompts.templates import load_template
 
 joblog.setup(snakemake.log[0])
 # one prompt record per language, in the order of the outputs; the template is loaded once
 records = [PromptRecord.from_json(record) for record in snakemake.params.records]
 template = load_template(records[0].task, records[0].template)
+plan = records[0].budget  # a budgeted variant set's: its design is drawn from every language's items at once
+kept = None
+if plan is not None:
+    kept = budgeted_requests(plan, records[0].template, {
+        record.language: requests_for(template, record, lambda language, part: read_jsonl(record.file(language, part)))
+        for record in records})
 for record, out in zip(records, snakemake.output, strict=True):
-    requests = requests_for(template, record, lambda language, part: read_jsonl(record.file(language, part)))
+    requests = kept[record.language] if kept is not None else requests_for(
+        template, record, lambda language, part: read_jsonl(record.file(language, part)))
     write_jsonl(out, requests)
-    logging.info("%s: %d prompts", record.language, len(requests))
+    logging.info("%s: %d prompts%s", record.language, len(requests), " (a budgeted variant's cells)" if plan else "")

@@ -25,7 +25,7 @@ import pandas as pd
 from scipy.special import expit
 
 from ..core.errors import DataError
-from .budget_fit import Fit, Group, fit
+from .budget_fit import Fit, Group, at_variances, fit
 
 QUANTILES = {"q05": 0.05, "q25": 0.25, "q50": 0.50, "q75": 0.75, "q95": 0.95}
 STATISTICS = ("mean", *QUANTILES, "best", "worst", "spread")
@@ -169,14 +169,62 @@ def _draw_scores(model: Fit, grids: dict[str, np.ndarray], study: Study, draws: 
     return scores
 
 
+def moment_variance(grids: dict[str, np.ndarray], model: Fit, study: Study) -> float:
+    """The variance of the variants' effects (logit scale, variant plus variant x language) that the spread of
+    their observed accuracies implies, averaged over the languages.
+
+    Each variant's items are a random share of the language's, so its observed accuracy varies around its
+    accuracy on all of them by p(1 - p) / (n - 1) x (1 - n / I) (a sample of n of the I items, without
+    replacement); what the observed accuracies vary by beyond that is the variants' own spread. It is taken to
+    the logit scale by the mean slope p(1 - p) of the fitted probabilities on the evaluated cells.
+    """
+    implied = []
+    for position, grid in enumerate(grids.values()):
+        evaluated = ~np.isnan(grid)
+        n = evaluated.sum(axis=1)
+        if (n < 2).any():
+            continue
+        accuracy = np.where(evaluated, grid, 0.0).sum(axis=1) / n
+        noise = accuracy * (1 - accuracy) / (n - 1) * (1 - n / grid.shape[1])
+        spread = max(0.0, float(np.var(accuracy, ddof=1) - noise.mean()))
+        p = expit(_logits(model, model.theta, study, position)[evaluated])
+        implied.append(spread / max(float(np.mean(p * (1 - p))), 1e-6) ** 2)
+    return float(np.mean(implied)) if implied else 0.0
+
+
+def with_moment_variance(model: Fit, groups: list[Group], y: np.ndarray, grids: dict[str, np.ndarray],
+                         study: Study) -> Fit:
+    """The fit again with the variant variances scaled up to what the observed accuracies' spread implies
+    (``moment_variance``), where the empirical Bayes estimate is smaller.
+
+    The Laplace approximation under-estimates the variance of binary random effects (here: by a third to a
+    half in bench/prompt_budget_sim.py), which shrinks the variants towards their mean and pulls the quantiles,
+    the best, the worst and the spread in; the moment estimate on the accuracy scale does not lean on that
+    approximation. Variant and variant x language variances are scaled by one factor, keeping their ratio.
+    """
+    names = [name for name in ("variant", "variant x language") if name in model.variances]
+    fitted = sum(model.variances[name] for name in names)
+    target = moment_variance(grids, model, study)
+    if target <= fitted:
+        return model
+    scaled = {**model.variances, **{name: model.variances[name] * target / fitted for name in names}}
+    return at_variances(groups, y, scaled, model.theta)
+
+
 def estimate(observed: pd.DataFrame, study: Study, confidence: float = 0.9, draws: int = 400,
-             seed: int = 0) -> Estimate:
-    """The score distribution over the study's variants in each language, from the evaluated cells."""
+             seed: int = 0, variant_variance: str = "moments") -> Estimate:
+    """The score distribution over the study's variants in each language, from the evaluated cells.
+
+    ``variant_variance``: "moments" (``with_moment_variance``) or "laplace" (the fit's own empirical Bayes
+    variances, which pull the tails in: bench/prompt_budget_sim.py compares the two).
+    """
     grids = outcome_grids(observed, study)
     groups, y = _groups(grids, study)
     if not len(y):
         raise DataError("outcomes: no evaluated cell to estimate from")
     model = fit(groups, y)
+    if variant_variance == "moments":
+        model = with_moment_variance(model, groups, y, grids, study)
     scores = _draw_scores(model, grids, study, draws, np.random.default_rng(seed))
     tail = (1 - confidence) / 2
     rows, variant_rows = [], []

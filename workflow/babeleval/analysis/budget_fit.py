@@ -121,5 +121,15 @@ def fit(groups: list[Group], y: np.ndarray, rounds: int = 100, tolerance: float 
         variances = updated
         if change < tolerance:
             break
-    theta, chol = _newton(x, y, _precision(len(theta), spans, variances), theta)
+    return at_variances(groups, y, variances, theta)
+
+
+def at_variances(groups: list[Group], y: np.ndarray, variances: dict[str, float],
+                 start: np.ndarray | None = None) -> Fit:
+    """The posterior mode and its precision with the groups' prior variances given (from ``start``, if given)."""
+    x = design_matrix(groups, len(y))
+    firsts = np.cumsum([0] + [g.size for g in groups]).tolist()
+    spans = {g.name: slice(first, first + g.size) for g, first in zip(groups, firsts)}
+    theta, chol = _newton(x, y, _precision(x.shape[1], spans, variances),
+                          np.zeros(x.shape[1]) if start is None else start)
     return Fit(theta=theta, spans=spans, variances=variances, chol=chol)

@@ -23,7 +23,7 @@ def figure_names(templates: dict[str, Any]) -> list[str]:
     return names
 
 
-def figure_targets(tasks: dict[str, Any]) -> list[str]:
-    """Every figure of the grid; ``tasks``: task name -> its entry (with ``templates``)."""
-    return [paths.PLOT.format(task=task, name=name) for task, entry in sorted(tasks.items())
-            for name in figure_names(entry.templates)]
+def figure_targets(templates: dict[str, dict[str, Any]]) -> list[str]:
+    """Every figure of the grid; ``templates``: task name -> the templates the leaderboard shows, by name."""
+    return [paths.PLOT.format(task=task, name=name) for task, shown in sorted(templates.items())
+            for name in figure_names(shown)]

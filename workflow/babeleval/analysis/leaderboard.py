@@ -18,7 +18,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from ..core.jsonl import atomic_open, write_json
-from ..core.paths import PLAN_OMITTED
+from ..core.paths import PLAN_OMITTED, VARIATION_BUDGET
 from ..score.metrics import get_metric, headline_metric
 from .bootstrap import leaderboard_intervals
 from .headline import add_headline_columns
@@ -32,11 +32,15 @@ SCALED = ("value", "ci_low", "ci_high", "chance")
 
 
 def leaderboard(scores: Iterable[dict[str, Any]]) -> pd.DataFrame:
-    """One row per (model, task, language, template, metric), sorted so reruns give identical files."""
+    """One row per (model, task, language, template, metric), sorted so reruns give identical files.
+
+    A budgeted variant's scores (``budgeted``: a subset of the items, ``babeleval.score.job.budget_fields``) are no
+    score of the variant and have no row: their set is estimated as a whole (results/tables/variation_budget.csv).
+    """
     rows = [
         {"model": s["model"], "task": s["task"], "language": s["language"], "template": s["template"],
          "metric": metric, "value": value, "n": s["n"]}
-        for s in scores for metric, value in s["metrics"].items()
+        for s in scores if not s.get("budgeted") for metric, value in s["metrics"].items()
     ]
     frame = pd.DataFrame(rows, columns=COLUMNS)
     return frame.sort_values(COLUMNS[:5], kind="stable").reset_index(drop=True)
@@ -93,7 +97,7 @@ def write_outputs(score_files: Iterable[str | Path], csv_path: str | Path, md_pa
     with atomic_open(csv_path) as handle:
         for_readers(frame).to_csv(handle, index=False, float_format="%.6f", lineterminator="\n")
     with atomic_open(md_path) as handle:
-        handle.write(markdown(frame, settings.confidence) + "\n" + omitted_section(omitted))
+        handle.write(markdown(frame, settings.confidence) + "\n" + omitted_section(omitted) + budgeted_section(scores))
     write_json(metrics_path, metrics)
     return frame
 
@@ -112,3 +116,20 @@ def omitted_section(path: str | Path | None) -> str:
                       "These (model, template) pairs were not run; their cells above are absent for this reason "
                       f"(also in `{PLAN_OMITTED}`):", "",
                       table[["task", "template", "model", "languages", "why"]].to_markdown(index=False), ""])
+
+
+def budgeted_section(scores: Iterable[dict[str, Any]]) -> str:
+    """leaderboard.md's note on the budgeted variants left out of its tables: each answered a subset of the items,
+    so its number is not the variant's score (their set's estimate is in ``VARIATION_BUDGET``)."""
+    subsets = pd.DataFrame([{"task": s["task"], "set": s["budget"]["base"], "model": s["model"], "variant": s["template"],
+                             "language": s["language"], "n": s["n"], "n_full": s["n_full"]}
+                            for s in scores if s.get("budgeted")])
+    if subsets.empty:
+        return ""
+    table = (subsets.groupby(["task", "set", "model"], sort=True)
+             .agg(variants=("variant", "nunique"), languages=("language", "nunique"), cells=("n", "sum"),
+                  grid_cells=("n_full", "sum")).reset_index())
+    return "\n".join(["", "## Budgeted variant sets (not in the tables above)", "",
+                      "Each variant of these sets answered only the items of a seeded design, so its number is not "
+                      f"its score; the estimates over each set, with their intervals, are in `{VARIATION_BUDGET}`:", "",
+                      table.to_markdown(index=False), ""])

@@ -335,8 +335,9 @@ def permutation_test(x: np.ndarray, y: np.ndarray, permutations: int, seed: int)
 
 
 def sensitivity_table(spread: pd.DataFrame, permutations: int = DEFAULT_SETTINGS.permutations, seed: int = 0,
-                      groups: dict[str, list[str]] | None = None) -> pd.DataFrame:
-    """Sensitivity (SD over variants) against the language's mean accuracy, and against its resource group.
+                      groups: dict[str, list[str]] | None = None, measure: str = "sd") -> pd.DataFrame:
+    """Sensitivity (SD over variants, or the ``measure`` column) against the language's mean accuracy, and against
+    its resource group.
 
     ``groups`` (params.yaml ``analysis.language_groups``) lists languages by resource group, the best
     resourced group first; its test is Spearman's rho between the group's rank (higher = better resourced)
@@ -358,16 +359,57 @@ def sensitivity_table(spread: pd.DataFrame, permutations: int = DEFAULT_SETTINGS
             if len(part) < 3:
                 row["note"] = "fewer than three languages: no test"
             else:
-                rho, two, less, used = permutation_test(x, part["sd"].to_numpy(), permutations,
+                rho, two, less, used = permutation_test(x, part[measure].to_numpy(), permutations,
                                                         seed + _stable_int(f"{model}{task}{base}{against}"))
                 row.update(rho=rho, p_two_sided=two, p_less=less, permutations=used,
-                           most_sensitive=part.loc[part["sd"].idxmax(), "language"],
-                           least_sensitive=part.loc[part["sd"].idxmin(), "language"])
+                           most_sensitive=part.loc[part[measure].idxmax(), "language"],
+                           least_sensitive=part.loc[part[measure].idxmin(), "language"])
                 if rho != rho:
                     row["note"] = f"no variation in {against} or sensitivity across languages"
             rows.append(row)
     return pd.DataFrame(rows, columns=["model", "task", BASE, "against", "n_languages", "rho", "p_two_sided",
                                        "p_less", "permutations", "most_sensitive", "least_sensitive", "note"])
+
+
+def estimate_sensitivity_table(estimates: pd.DataFrame, permutations: int = DEFAULT_SETTINGS.permutations,
+                               seed: int = 0, groups: dict[str, list[str]] | None = None, draws: int = 1000
+                               ) -> pd.DataFrame:
+    """The cross-lingual sensitivity test on budgeted estimates (``babeleval.analysis.budget_table``: per language
+    the estimated mean and spread over a set's variants, each with its interval) instead of fully evaluated sets.
+
+    Sensitivity is the estimated spread (best - worst variant); the test is ``sensitivity_table``'s on the point
+    estimates. ``rho_low``/``rho_high``: the interval of rho when each language's mean and spread are drawn from
+    their own intervals (as normals with the intervals' half-widths, independently), at the estimates' confidence:
+    how far the estimates' uncertainty alone moves rho; drawn for the test against the score only (empty for the
+    resource group's).
+    """
+    wide = (estimates[estimates["statistic"].isin(["mean", "spread"])]
+            .pivot_table(index=["model", "task", BASE, "language"], columns="statistic",
+                         values=["estimate", "low", "high", "confidence"], aggfunc="first"))
+    frame = pd.DataFrame({"mean": wide["estimate"]["mean"], "spread": wide["estimate"]["spread"]}).reset_index()
+    table = sensitivity_table(frame, permutations, seed, groups, measure="spread")
+    if table.empty:
+        return table.assign(sensitivity="estimated spread", rho_low=[], rho_high=[])
+    from scipy.stats import norm
+
+    z = norm.ppf(0.5 + wide["confidence"]["spread"].to_numpy(float) / 2)
+    scale = {name: ((wide["high"][name] - wide["low"][name]).to_numpy(float) / (2 * z)) for name in ("mean", "spread")}
+    lows, highs = [], []
+    for row in table.itertuples(index=False):
+        keep = ((frame["model"] == row.model) & (frame["task"] == row.task) & (frame[BASE] == getattr(row, BASE))).to_numpy()
+        if row.rho != row.rho or row.against != "score":  # drawn for the test against the score only
+            lows.append(math.nan)
+            highs.append(math.nan)
+            continue
+        rng = np.random.default_rng(seed + _stable_int(f"{row.model}{row.task}{getattr(row, BASE)}draws"))
+        drawn = [spearman(rng.normal(frame["mean"].to_numpy(float)[keep], scale["mean"][keep]),
+                          rng.normal(frame["spread"].to_numpy(float)[keep], scale["spread"][keep]))
+                 for _ in range(draws)]
+        tail = (1 - float(wide["confidence"]["spread"].iloc[0])) / 2
+        low, high = np.nanquantile(drawn, [tail, 1 - tail])
+        lows.append(float(low))
+        highs.append(float(high))
+    return table.assign(sensitivity="estimated spread", rho_low=lows, rho_high=highs)
 
 
 def analyse(matrices: dict[tuple[str, str, str, str], pd.DataFrame], settings: AnalysisSettings

@@ -23,8 +23,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis.budget_design import Budget, choose_study
+from ..prompts.budget_design import Budget, choose_study
 from ..analysis.budget_estimate import Study, estimate, exhaustive
+from ..analysis.budget_table import outcomes_of
 from ..analysis.records import load_raw
 from ..core import paths
 from ..core.errors import BabelevalError, DataError
@@ -38,14 +39,7 @@ def load_outcomes(root: Path, model: str, task: str, base: str) -> pd.DataFrame:
     files = [path for path in sorted(folder.glob("*/*.jsonl")) if base_name(path.stem) == base]
     if not files:
         raise DataError(f"no per-item outputs of {base} or its variants under {folder}/ (run the workflow first)")
-    rows = []
-    for combo, records in load_raw(files).items():
-        for record in records:
-            if not isinstance(record.get("correct"), bool):
-                raise DataError(f"{paths.RAW.format(**combo._asdict())}: item {record.get('id')} has no right/wrong "
-                                "`correct`; the estimate needs a right/wrong metric")
-            rows.append((combo.language, combo.template, str(record["id"]), float(record["correct"])))
-    return pd.DataFrame(rows, columns=["language", "variant", "item", "correct"])
+    return outcomes_of(load_raw(files))
 
 
 def prepared_items(root: Path, task: str, languages: list[str]) -> dict[str, list[str]]:

@@ -44,6 +44,8 @@ PLAN_OMITTED = "results/plan/omitted.tsv"
 LEADERBOARD_CSV = "results/leaderboard.csv"
 LEADERBOARD_MD = "results/leaderboard.md"
 METRICS_JSON = "results/metrics.json"
+# the same headline numbers under short names: DVC's metrics, what `dvc exp show` lays out (babeleval.grid.headline)
+HEADLINE_JSON = "results/headline.json"
 BY_TEMPLATE = "results/tables/by_template.csv"
 BY_LANGUAGE = "results/tables/by_language.csv"
 # each template's hash, by task: DVC's params of the evaluate stage, so `dvc exp show` shows an edited template
@@ -52,8 +54,12 @@ ANALYSIS = "results/analysis/{name}.csv"
 PLOT = "results/plots/{task}/{name}.png"
 REPORT = "results/report.html"
 VARIATION_TABLE = "results/tables/variation_{name}.csv"
+# budgeted variant sets' estimates (babeleval.analysis.budget_table), and their cross-lingual sensitivity test
+VARIATION_BUDGET = VARIATION_TABLE.format(name="budget")
+VARIATION_BUDGET_SENSITIVITY = VARIATION_TABLE.format(name="budget_sensitivity")
 VARIATION_FIGURE = "results/plots/variation.png"
 VARIATION_SECTION = "results/analysis/variation.html"
+BUDGET_SECTION = "results/analysis/variation_budget.html"
 
 # the page template that makes `dvc plots` work offline (python -m babeleval dvc-plots; the Makefile names it
 # to DVC relative to .dvc/)

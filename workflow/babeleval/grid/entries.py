@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..core.errors import BabelevalError, ConfigError, TemplateError
 from ..prompts.templates import Template, load_template
-from .variants import check_variant, grid_template_names
+from .variants import budget_plans, check_variant, grid_template_names
 from ..score.metrics import METRICS, reportable
 from ..score.parsers import PARSERS, get_parser
 from ..tasks import Task, get_task
@@ -45,7 +45,8 @@ def task_entry(name: str, entry: dict, params: dict, source_file: str, root: str
     if params.get("metrics", {}).get("flores200_spm"):
         metric_options["spm_model"] = str(Path(root) / params["metrics"]["flores200_spm"])
     checked = TaskEntry(name=name, languages=tuple(entry["languages"]), templates=templates, source=source,
-                        limit=entry.get("limit"), options=options, metric_options=metric_options)
+                        limit=entry.get("limit"), options=options, metric_options=metric_options,
+                        budgets=budget_plans(name, entry, templates, params["seed"], source_file))
     if is_local(source):
         missing = []
         records = [prompt_record(checked, template, language, params["seed"])

@@ -16,6 +16,7 @@ from typing import Any, Iterator, Mapping
 
 from ..analysis.settings import AnalysisSettings
 from ..generate.backends.config import ModelConfig
+from ..prompts.budget_design import StudyPlan
 from ..prompts.record import PromptRecord
 from ..prompts.templates import Template
 
@@ -31,6 +32,8 @@ class TaskEntry:
     limit: int | None
     options: dict[str, Any]  # task-specific keys (translation's partner, topics' count), defaults filled in
     metric_options: dict[str, Any]  # settings metrics need (the FLORES-200 SentencePiece model path)
+    # base template -> its budgeted variant set's plan (``variants.<base>.budget``: babeleval.grid.variants)
+    budgets: dict[str, StudyPlan] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class CombinationRecord:
 def _plain(value: Any) -> Any:
     """Dataclasses and mappings as dicts, tuples as lists, field by field (``dataclasses.asdict`` deep-copies every
     value first: a grid of 30,000 records spent most of its planning there)."""
+    if isinstance(value, PromptRecord):  # its own JSON: a budget key only where it has one
+        return value.as_json()
     if is_dataclass(value):
         return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, Mapping):

@@ -80,6 +80,7 @@ def prompt_record(entry: TaskEntry, template_name: str, language: str, seed: int
         exemplar_part=part, exemplar_languages=languages,
         exemplar_files=tuple(prepared_file(entry.name, lang, part) for lang in languages),
         seed=seed, shuffle_seed=task.EVAL_SHUFFLE_SEED, limit=entry.limit, fewshot=template.fewshot,
+        budget=next((plan for plan in entry.budgets.values() if template_name in plan.variants), None),
     )
 
 

@@ -97,8 +97,10 @@ def generation_settings(grid: Grid, model: str, task: str, template: str) -> dic
 
 
 def figure_targets(grid: Grid) -> list[str]:
-    """Every figure of the report's tasks."""
-    return analysis_figures(grid.tasks)
+    """Every figure of the report's tasks, over the templates the leaderboard shows (a budgeted variant has no
+    score of its own there)."""
+    return analysis_figures({name: {template: value for template, value in task.templates.items()
+                                    if not is_budgeted(grid, name, template)} for name, task in grid.tasks.items()})
 
 
 def has_variants(grid: Grid) -> bool:
@@ -147,3 +149,28 @@ def exemplar_files(grid: Grid, task: str, template: str) -> list[str]:
     """Prepared data a (task, template)'s exemplars come from, over its languages (none for a zero-shot template)."""
     return list(dict.fromkeys(path for language in grid.tasks[task].languages
                               for path in grid.prompt_record(task, language, template).exemplar_files))
+
+
+def budgeted_sets(grid: Grid) -> list[dict[str, Any]]:
+    """Every (model, task, budgeted variant set) a model runs, as the budget table's step reads it
+    (``babeleval.analysis.budget_table.BudgetedSet``)."""
+    return [{"model": model, "task": task.name, "plan": plan.as_json(), "limit": task.limit,
+             "shuffle_seed": grid.prompt_record(task.name, task.languages[0], plan.variants[0]).shuffle_seed}
+            for model in grid.models for task in grid.tasks.values() for plan in task.budgets.values()
+            if set(plan.variants) <= set(grid.templates_of(model, task.name))]
+
+
+def is_budgeted(grid: Grid, task: str, template: str) -> bool:
+    """Whether a template is a variant of a budgeted set (it answers a subset of the items)."""
+    return any(template in plan.variants for plan in grid.tasks[task].budgets.values())
+
+
+def budgeted_files(grid: Grid, pattern: str, budgeted: bool = True) -> list[str]:
+    """``pattern`` filled in for the combinations of budgeted variants (``budgeted=False``: for every other)."""
+    return paths.combination_files(pattern, [combo for combo in grid.combinations()
+                                             if is_budgeted(grid, combo[1], combo[3]) == budgeted])
+
+
+def has_budgets(grid: Grid) -> bool:
+    """Whether the grid has a budgeted variant set (then the report shows its estimates)."""
+    return any(task.budgets for task in grid.tasks.values())

@@ -30,7 +30,7 @@ OWNER_FILE = Path(".snakemake/babeleval-run.json")
 DVC_LOCK = Path(".dvc/tmp/lock")
 DVC_STAGE = "evaluate"  # dvc.yaml's stage that runs the workflow
 # what makes a run the baseline: dvc.lock and the files git keeps for DVC (.gitignore)
-BASELINE = ("git add dvc.lock results/metrics.json results/template_hashes.yaml results/tables "
+BASELINE = ("git add dvc.lock results/metrics.json results/headline.json results/template_hashes.yaml results/tables "
             "&& git commit -m 'baseline run'")
 RESUME = "snakemake --unlock && snakemake --cores all --resources gpu=1 --rerun-incomplete"
 

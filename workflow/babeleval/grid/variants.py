@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Sequence
 
 from ..core.errors import ConfigError, TemplateError
+from ..prompts.budget_design import Budget, StudyPlan
 from ..prompts.templates import Template, template_fields
-from ..prompts.variants import (PHRASES_FILE, declared_axes, is_variant, phrase_table, sample_settings,
+from ..prompts.variants import (PHRASES_FILE, base_name, declared_axes, is_variant, phrase_table, sample_settings,
                                 variant_name)
 
 
@@ -77,3 +78,44 @@ def check_variant(template: Template, family: str, languages: Sequence[str], whe
     if missing:
         raise ConfigError(f"{where}: variant {template.name} (instr=tgt) needs phrases for {', '.join(missing)} in "
                           f"{PHRASES_FILE}; add them there, or leave instr=tgt out for this task")
+
+
+def budget_plans(task: str, entry: dict, templates: dict[str, Template], seed: int, source_file: str
+                 ) -> dict[str, StudyPlan]:
+    """base template -> the plan of its budgeted variant set (``variants.<base>.budget: {fraction: f} | {cells: n}``,
+    ``parallel: true`` for items that are the same in every language): every variant ``variants:`` draws (the base
+    itself where its own settings are drawn) answers only the items its seeded design gives it
+    (``babeleval.prompts.budget_design``); a template listed under ``templates`` runs in full."""
+    plans = {}
+    for base, request in (entry.get("variants") or {}).items():
+        if "budget" not in request:
+            continue
+        where = f"{source_file}: tasks.{task}.variants.{base}.budget"
+        listed = set(entry["templates"])  # run in full, as listed
+        variants = tuple(sorted(name for name in templates if base_name(name) == base and name not in listed))
+        budget = Budget(cells=request["budget"].get("cells"), fraction=request["budget"].get("fraction"))
+        check_budget(budget, variants, [templates[name] for name in variants], where)
+        plans[base] = StudyPlan(base=base, variants=variants, budget=budget, seed=seed,
+                                parallel=bool(request["budget"].get("parallel", False)))
+    return plans
+
+
+def check_budget(budget: Budget, variants: tuple[str, ...], templates: list[Template], where: str) -> None:
+    """What a budget needs before any data is read: cells or a fraction, two variants or more, and variants that
+    evaluate the same items (the `first` sampler takes its exemplars out of the evaluated items, by shots)."""
+    if (budget.cells is None) == (budget.fraction is None):
+        raise ConfigError(f"{where}: give either `cells` or `fraction` (e.g. fraction: 0.1), not both or neither")
+    if budget.fraction is not None and not 0 < budget.fraction <= 1:
+        raise ConfigError(f"{where}: fraction {budget.fraction} is not in (0, 1]: give the share of the "
+                          "variants x items cells to evaluate, e.g. 0.1")
+    if len(variants) < 2:
+        raise ConfigError(f"{where}: a budget shares cells among the base's variants, and the grid has "
+                          f"{len(variants)}: draw more with `sample:`")
+    if budget.cells is not None and budget.cells < 2 * len(variants):
+        raise ConfigError(f"{where}: {budget.cells} cells cannot give each of {len(variants)} variants two items; "
+                          f"give at least {2 * len(variants)} cells")
+    first = [template.name for template in templates if template.fewshot.n and template.fewshot.sampler == "first"]
+    if first:
+        raise ConfigError(f"{where}: variant {first[0]} takes its exemplars out of the evaluated items (fewshot "
+                          "sampler `first`), so the variants would not share their items: use the random or "
+                          "stratified sampler, or leave the budget out")

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..core import paths
 from ..tasks.base import EVAL
+from .budget_design import StudyPlan
 from .templates import FewShot
 
 
@@ -32,16 +33,22 @@ class PromptRecord:
     shuffle_seed: int | None  # the protocol's shuffle of the evaluated items before the limit
     limit: int | None
     fewshot: FewShot  # the few-shot plan: how many exemplars, drawn how, in which language, joined by what
+    # a budgeted variant set's plan: the template answers only the items its design gives it (budget_design)
+    budget: StudyPlan | None = None
 
     @classmethod
     def from_json(cls, record: dict[str, Any]) -> "PromptRecord":
         """The record as a scores file or a job's params hold it (``CombinationRecord.as_json``'s ``prompts``)."""
         tuples = {key: tuple(record[key]) for key in ("exemplar_languages", "exemplar_files")}
-        return cls(**{**record, **tuples, "fewshot": FewShot(**record["fewshot"])})
+        budget = StudyPlan.from_json(record["budget"]) if record.get("budget") else None
+        return cls(**{**record, **tuples, "fewshot": FewShot(**record["fewshot"]), "budget": budget})
 
     def as_json(self) -> dict[str, Any]:
-        """The record as plain JSON types (tuples as lists)."""
-        record = asdict(self)
+        """The record as plain JSON types (tuples as lists); ``budget`` only where there is one, so that the records
+        (rule params, scores provenance) of a grid without budgets stay as they were."""
+        record = {key: value for key, value in asdict(self).items() if key != "budget"}
+        if self.budget is not None:
+            record["budget"] = self.budget.as_json()
         return {key: list(value) if isinstance(value, tuple) else value for key, value in record.items()}
 
     def file(self, language: str, part: str) -> str:

@@ -10,12 +10,13 @@ the encoding where it is not the default, the gold answers that cap a generation
 from __future__ import annotations
 
 import random
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..core.errors import DataError, TemplateError
 from .fewshot import check_pool, first_exemplars, random_exemplars, stratified_exemplars
 from ..core.choices import LETTERS
 from ..tasks.base import EVAL
+from .budget_design import StudyPlan
 from .protocols import request_fields
 from .record import PromptRecord
 from .templates import Template
@@ -90,6 +91,13 @@ def shuffled(items: Sequence[dict[str, Any]], seed: int | None) -> list[dict[str
     return items
 
 
+def evaluated_items(items: Sequence[dict[str, Any]], shuffle_seed: int | None, limit: int | None
+                    ) -> list[dict[str, Any]]:
+    """The items a template evaluates, in order: shuffled with the protocol's seed, then the first ``limit``."""
+    items = shuffled(items, shuffle_seed)
+    return items[:limit] if limit is not None else items
+
+
 def requests_for(template: Template, record: PromptRecord, rows: Callable[[str, str], Sequence[dict[str, Any]]]
                  ) -> list[dict[str, Any]]:
     """The requests of one (task, language, template) as its prompt record says, for the rendering job, ``show``
@@ -99,6 +107,18 @@ def requests_for(template: Template, record: PromptRecord, rows: Callable[[str, 
     pool = [row for language in record.exemplar_languages for row in rows(language, record.exemplar_part)]
     return build_requests(template, items, pool, seed=record.seed, limit=record.limit,
                           shuffle_seed=record.shuffle_seed)
+
+
+def budgeted_requests(plan: StudyPlan, template: str, requests: Mapping[str, list[dict[str, Any]]]
+                      ) -> dict[str, list[dict[str, Any]]]:
+    """language -> the requests of a budgeted variant that its set's design keeps (``babeleval.prompts.budget_design``).
+
+    ``requests``: every language's requests of the full set of evaluated items; the design is drawn from their ids
+    (the same for every variant of the set, so each variant's rendering job draws the same design).
+    """
+    cells = plan.cells({language: [request["id"] for request in rows] for language, rows in requests.items()})
+    return {language: [request for request in rows if str(request["id"]) in set(cells[language][template])]
+            for language, rows in requests.items()}
 
 
 def build_requests(
@@ -128,9 +148,7 @@ def build_requests(
         fixed = first_exemplars(fewshot, pool)
         used = {row["id"] for row in fixed}
         items = [item for item in items if item["id"] not in used]
-    items = shuffled(items, shuffle_seed)
-    if limit is not None:
-        items = items[:limit]
+    items = evaluated_items(items, shuffle_seed, limit)
     if not items:
         raise DataError(f"{template.path}: no items left to evaluate for this language after removing exemplars")
 

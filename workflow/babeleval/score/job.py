@@ -16,6 +16,8 @@ from typing import Any, Callable
 from ..core.errors import DataError
 from ..core.jsonl import read_jsonl, write_json, write_jsonl
 from ..core.progress import Progress
+from ..prompts.record import PromptRecord
+from ..prompts.render import evaluated_items
 from ..prompts.templates import Template, load_template
 from ..tasks import get_task
 from ..tasks.families import get_family
@@ -64,6 +66,18 @@ def fewshot_shown(template: Template, records: list[dict[str, Any]]) -> dict[str
     return {"asked": n, "fewest_shown": min(shown, default=n), "items_shown_fewer": sum(k < n for k in shown)}
 
 
+def budget_fields(resolved: dict[str, Any] | None) -> dict[str, Any]:
+    """For a variant of a budgeted set (its resolved record's prompts carry the plan): ``budgeted``, ``n_full``
+    (the items the variant would answer in full: the prepared items up to the limit) and the plan, so that no
+    reader takes its metrics, on a subset of the items, for the variant's score; nothing for any other."""
+    prompts = (resolved or {}).get("prompts") or {}
+    if not prompts.get("budget"):
+        return {}
+    record = PromptRecord.from_json(prompts)
+    items = evaluated_items(read_jsonl(record.data), record.shuffle_seed, record.limit)
+    return {"budgeted": True, "n_full": len(items), "budget": prompts["budget"]}
+
+
 def score_files(*, generations: str, template_task: str, template_name: str, raw_out: str, scores_out: str,
                 labels: dict[str, str], metric_options: dict[str, Any] | None = None,
                 provenance: dict[str, Any] | None = None, outcomes_out: str | None = None) -> dict[str, Any]:
@@ -88,6 +102,7 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
     summary = {
         **labels,
         "n": len(scored),
+        **budget_fields(resolved),  # a budgeted variant's scores are of a subset of the items: said here
         "metrics": metrics,
         "parse_failures": sum(not r["parsed"] for r in scored),
         # prompts cut from the left to fit the model's context, and of those the ones cut into the question

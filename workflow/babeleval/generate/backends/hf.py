@@ -5,16 +5,18 @@ token tree holding an item's context and then each of its choices (items whose c
 such as two questions on one passage or a common few-shot prefix, share a row), a 4D attention mask
 lets every token see only its ancestors, and logits are computed only where a scored token is
 predicted. Single-token choices (letters) thus cost one pass over the context and one logit row.
+Short trees are packed into the room long rows leave, so a batch runs almost no padding.
 Prompt encoding, chat rendering and stop-sequence cutting are shared with the vLLM backend (local_text).
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from dataclasses import dataclass, field
 import logging
 import sys
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -49,6 +51,15 @@ class _Tree:
     depths: list[int] = field(default_factory=list)    # the token's position id
     targets: list[tuple[int, int, list[int], list[int]]] = field(default_factory=list)  # item, choice, nodes, tokens
 
+    def append(self, other: "_Tree") -> None:
+        """Put ``other`` after this tree's tokens in the same row: its nodes and parents shift by this length."""
+        shift = len(self.tokens)
+        self.items += other.items
+        self.tokens += other.tokens
+        self.parents += [p + shift if p >= 0 else -1 for p in other.parents]
+        self.depths += other.depths
+        self.targets += [(item, k, [n + shift for n in nodes], cont) for item, k, nodes, cont in other.targets]
+
 
 class HFBackend(LocalText):
     def __init__(self, config: HFConfig, model_path: str):
@@ -79,8 +90,8 @@ class HFBackend(LocalText):
     @torch.inference_mode()
     def _loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
         encoded, cuts = [], []
-        for request in requests:
-            context_ids, conts = self.encode_request(request.context, request.continuations, request.encoding)
+        tokens = self.encode_requests([(r.context, r.continuations, r.encoding) for r in requests])
+        for request, (context_ids, conts) in zip(requests, tokens):
             if not context_ids:  # a tokenizer that encodes a non-empty context to nothing
                 context_ids = [self.tokenizer.eos_token_id]
             if any(not cont for cont in conts):
@@ -90,15 +101,17 @@ class HFBackend(LocalText):
             encoded.append((kept, conts))
             cuts.append((cut, question_cut))
         trees = sorted((self._tree(row, encoded) for row in self._rows(encoded)), key=lambda t: -len(t.tokens))
+        if self._attn_takes_4d_mask():
+            trees = _pack(trees)
         logprobs = [[0.0] * len(conts) for _, conts in encoded]
         greedy = [[False] * len(conts) for _, conts in encoded]
-        batch: list[_Tree] = []
-        for number, tree in enumerate(trees):  # about batch_size items a pass, longest rows first
-            batch.append(tree)
-            if sum(t.items for t in batch) >= self.batch_size or number == len(trees) - 1:
-                for item, k, lp, is_greedy in self._packed_logprobs(batch):
-                    logprobs[item][k], greedy[item][k] = lp, is_greedy
-                batch = []
+        queued: list[_Pass] = []
+        for batch in _batches(trees, self.batch_size):
+            queued.append(self._packed_logprobs(batch))
+            if len(queued) == 2:  # the next pass is queued before this one's results are read: no idle device
+                queued.pop(0).read_into(logprobs, greedy)
+        for done in queued:
+            done.read_into(logprobs, greedy)
         return [LoglikelihoodResult(lps, gs, [len(c) for c in conts], len(ctx), truncated_tokens=cut,
                                     question_cut=question_cut)
                 for (ctx, conts), lps, gs, (cut, question_cut) in zip(encoded, logprobs, greedy, cuts)]
@@ -164,63 +177,57 @@ class HFBackend(LocalText):
                     tree.targets.append((item, k, [end, *walk(end, cont[:-1])], cont))
         return tree
 
-    def _packed_logprobs(self, trees: list["_Tree"]) -> list[tuple[int, int, float, bool]]:
+    def _packed_logprobs(self, trees: list["_Tree"]) -> "_Pass":
         """One forward pass over the unique tokens of a batch of token trees: the shared-prefix scorer.
 
         A 4D attention mask lets each token see only its ancestors in its tree, and a token's position is
         its depth, so every choice is scored exactly as if it followed its context alone, while a passage
         two questions share, or the first words two choices share, run once. Logits are computed only at
-        the positions that predict a scored token. Returns (item, choice, log-prob, is-greedy) per choice.
+        the positions that predict a scored token. The pass is queued on the device and not waited for:
+        ``_Pass.results`` reads its (item, choice, log-prob, is-greedy) per choice.
         """
         width = max(len(t.tokens) for t in trees)
         n_rows = len(trees)
-        ids = torch.full((n_rows, width), self.pad_id, dtype=torch.long)
-        pos = torch.zeros((n_rows, width), dtype=torch.long)
-        keep = torch.zeros((n_rows, width), dtype=torch.bool)
-        packed = self._attn_takes_4d_mask()
-        allowed = torch.zeros((n_rows, width, width), dtype=torch.bool) if packed else None
-        lengths = torch.zeros((n_rows, width), dtype=torch.long)
-        tril = torch.ones((width, width), dtype=torch.bool).tril()
-        for r, tree in enumerate(trees):
-            n, parents = len(tree.tokens), tree.parents
-            ids[r, :n] = torch.tensor(tree.tokens)
-            pos[r, :n] = torch.tensor(tree.depths)
-            lengths[r, :n] = 1
-            for _, _, nodes, _ in tree.targets:
-                keep[r, nodes] = True
-            if allowed is not None:
-                _fill_tree_mask(allowed[r], parents, n, width, tril)
-        if allowed is not None:
-            dtype = self.model.dtype
-            mask = torch.zeros((n_rows, 1, width, width), dtype=dtype)
-            mask.masked_fill_(~allowed[:, None], torch.finfo(dtype).min)
-        else:
-            mask = lengths  # one chain a row: the plain causal mask with padding
-        ids, pos, mask, keep = ids.to(self.device), pos.to(self.device), mask.to(self.device), keep.to(self.device)
+        ids = torch.tensor([t.tokens + [self.pad_id] * (width - len(t.tokens)) for t in trees])
+        pos = torch.tensor([t.depths + [0] * (width - len(t.depths)) for t in trees])
+        scored = [(r * width + node, token) for r, t in enumerate(trees) for _, _, nodes, cont in t.targets
+                  for node, token in zip(nodes, cont)]
+        keep = torch.zeros(n_rows * width, dtype=torch.bool)
+        keep[[flat for flat, _ in scored]] = True
+        index = (keep.cumsum(0) - 1)[[flat for flat, _ in scored]]  # the scored positions' rows among the kept
+        keep = keep.view(n_rows, width)
+        if self._attn_takes_4d_mask():
+            allowed = torch.zeros((n_rows, width, width), dtype=torch.bool)
+            tril = torch.ones((width, width), dtype=torch.bool).tril()
+            for r, tree in enumerate(trees):
+                _fill_tree_mask(allowed[r], tree.parents, len(tree.tokens), width, tril)
+            dtype = self.model.dtype  # the additive mask is made on the device: a tenth of the bytes to copy
+            mask = torch.zeros((n_rows, 1, width, width), dtype=dtype, device=self.device)
+            mask.masked_fill_(~self._to_device(allowed)[:, None], torch.finfo(dtype).min)
+        else:  # one chain a row: the plain causal mask with padding
+            mask = self._to_device(torch.tensor([[1] * len(t.tokens) + [0] * (width - len(t.tokens)) for t in trees]))
+        ids, pos, keep = self._to_device(ids), self._to_device(pos), self._to_device(keep)
         if self._takes_2d_logits_to_keep():
             logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=False,
                                 logits_to_keep=keep).logits
         else:
             logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=False).logits[keep]
         logprobs = torch.log_softmax(logits.float(), dim=-1)  # one row per kept position, row-major
-        where = (keep.flatten().cumsum(0) - 1).view(n_rows, width).tolist()
-
-        index, wanted, owners, slots = [], [], [], []
-        for r, tree in enumerate(trees):
-            for item, k, nodes, cont in tree.targets:
-                index.extend(where[r][node] for node in nodes)
-                wanted.extend(cont)
+        index_t = self._to_device(index)
+        wanted_t = self._to_device(torch.tensor([token for _, token in scored]))
+        owners, slots = [], []
+        for tree in trees:
+            for item, k, _, cont in tree.targets:
                 owners.extend([len(slots)] * len(cont))
                 slots.append((item, k))
-        index_t = torch.tensor(index, device=logprobs.device)
-        wanted_t = torch.tensor(wanted, device=logprobs.device)
-        values = logprobs[index_t, wanted_t].tolist()
-        hits = (logprobs.argmax(-1)[index_t] == wanted_t).tolist()
-        sums, greedy = [0.0] * len(slots), [True] * len(slots)
-        for owner, value, hit in zip(owners, values, hits):
-            sums[owner] += value
-            greedy[owner] = greedy[owner] and hit
-        return [(item, k, lp, g) for (item, k), lp, g in zip(slots, sums, greedy)]
+        return _Pass(logprobs[index_t, wanted_t], logprobs.argmax(-1)[index_t] == wanted_t, owners, slots)
+
+    def _to_device(self, tensor: "torch.Tensor") -> "torch.Tensor":
+        """A CPU tensor on the model's device. To a GPU from pinned memory without waiting: a plain copy would
+        wait for the passes queued before it, and the next batch could not be prepared while one runs."""
+        if self.device.startswith("cuda"):
+            return tensor.pin_memory().to(self.device, non_blocking=True)
+        return tensor.to(self.device)
 
     def _attn_takes_4d_mask(self) -> bool:
         return getattr(self.model.config, "_attn_implementation", "sdpa") in ("sdpa", "eager")
@@ -289,6 +296,66 @@ class HFBackend(LocalText):
             results.append(GenerationResult(text, len(encoded[row]), len(new), finish, truncated_tokens=kept[row][1],
                                             question_cut=kept[row][2]))
         return results
+
+
+@dataclass
+class _Pass:
+    """A queued log-likelihood pass: each scored token's log-prob and whether it was the argmax, on the device,
+    with the choice each belongs to (``owners``, an index into ``slots``: (item, choice))."""
+    values: "torch.Tensor"
+    hits: "torch.Tensor"
+    owners: list[int]
+    slots: list[tuple[int, int]]
+
+    def read_into(self, logprobs: list[list[float]], greedy: list[list[bool]]) -> None:
+        """Wait for the pass and write each choice's summed log-prob and is-greedy into the items' lists."""
+        sums, all_hit = [0.0] * len(self.slots), [True] * len(self.slots)
+        for owner, value, hit in zip(self.owners, self.values.tolist(), self.hits.tolist()):
+            sums[owner] += value
+            all_hit[owner] = all_hit[owner] and hit
+        for (item, k), lp, g in zip(self.slots, sums, all_hit):
+            logprobs[item][k], greedy[item][k] = lp, g
+
+
+def _batches(trees: list[_Tree], items: int) -> Iterator[list[_Tree]]:
+    """Consecutive rows holding about ``items`` items a pass (a row holds one or more items)."""
+    batch: list[_Tree] = []
+    held = 0
+    for tree in trees:
+        batch.append(tree)
+        held += tree.items
+        if held >= items:
+            yield batch
+            batch, held = [], 0
+    if batch:
+        yield batch
+
+
+def _pack(trees: list[_Tree]) -> list[_Tree]:
+    """Trees sorted longest first, packed into rows no wider than the first: best fit, each tree into the row
+    with the least room that holds it.
+
+    Without packing, a batch's rows are padded to its longest, and with contexts of very different lengths
+    (Belebele's passages run from about 200 to 1,000 characters) padding was half of the positions a
+    256-item batch ran. Trees in one row never see each other (each token attends only to its ancestors)
+    and positions restart at each root, so packing changes no score, only how many positions run.
+    """
+    if not trees:
+        return []
+    width = len(trees[0].tokens)
+    rows: list[_Tree] = []
+    room: list[tuple[int, int]] = []  # (room left, row), sorted
+    for tree in trees:
+        at = bisect.bisect_left(room, (len(tree.tokens), -1))
+        if at == len(room):
+            rows.append(_Tree(items=0))
+            left, row = width, len(rows) - 1
+        else:
+            left, row = room.pop(at)
+        rows[row].append(tree)
+        if left - len(tree.tokens) > 0:
+            bisect.insort(room, (left - len(tree.tokens), row))
+    return rows
 
 
 def _fill_tree_mask(rows_mask: "torch.Tensor", parents: list[int], n: int, width: int, tril: "torch.Tensor") -> None:

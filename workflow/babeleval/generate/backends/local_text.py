@@ -27,6 +27,22 @@ def cut_at_stop(text: str, stops: Sequence[str]) -> tuple[str, bool]:
     return (text[: min(found)], True) if found else (text, False)
 
 
+def _with_prefix(ids: list[int], prefix: list[int]) -> list[int]:
+    return ids if ids[:len(prefix)] == prefix else prefix + ids
+
+
+def _texts_to_encode(context: str, continuations: Sequence[str], encoding: Encoding) -> list[str]:
+    """What one request puts through the tokenizer: the continuations alone after an empty context; else the
+    context (its trailing whitespace cut off for the joint encoding), then each continuation, alone
+    (separate) or after the whole context (joint)."""
+    if not context:
+        return list(continuations)
+    if not encoding.joint:
+        return [context, *continuations]
+    stripped = context.rstrip()
+    return [stripped, *(context + cont for cont in continuations)]
+
+
 class LocalText:
     """Prompt encoding and chat rendering for a backend holding a tokenizer; set up by ``init_text``."""
 
@@ -78,7 +94,7 @@ class LocalText:
         """Each text as the model sees it: the prefix, unless the text starts with it already (a literal
         ``<s>``: one BOS, never two), then the text's own tokens; never an appended EOS."""
         prefix = self.prefix(encoding)
-        return [ids if ids[:len(prefix)] == prefix else prefix + ids for ids in self.plain(texts)]
+        return [_with_prefix(ids, prefix) for ids in self.plain(texts)]
 
     def encode(self, text: str, encoding: Encoding = JOINT) -> list[int]:
         return self.encode_all([text], encoding)[0]
@@ -92,18 +108,35 @@ class LocalText:
         An empty context is conditioned on the BOS token (joint; EOS where there is none) or the EOS token
         (separate), as each harness does, the continuation encoded without special tokens.
         """
+        return self.encode_requests([(context, continuations, encoding)])[0]
+
+    def encode_requests(self, requests: Sequence[tuple[str, Sequence[str], Encoding]]
+                        ) -> list[tuple[list[int], list[list[int]]]]:
+        """``encode_request`` for many (context, continuations, encoding) at once: every text goes through the
+        tokenizer in one call, since a call costs about a millisecond besides its text (two calls an item were
+        2 of the 7 seconds 900 Belebele items took on an H100)."""
+        texts: list[str] = []
+        for context, continuations, encoding in requests:
+            texts += _texts_to_encode(context, continuations, encoding)
+        ids = iter(self.plain(texts))
+        out = []
+        for context, continuations, encoding in requests:
+            encoded = [next(ids) for _ in range(len(continuations) + bool(context))]
+            out.append(self._request_tokens(context, encoded, encoding))
+        return out
+
+    def _request_tokens(self, context: str, encoded: list[list[int]], encoding: Encoding
+                        ) -> tuple[list[int], list[list[int]]]:
+        """One request's context and continuation tokens from its texts' plain tokens (``_texts_to_encode``)."""
         if not context:
             bos, eos = self.tokenizer.bos_token_id, self.tokenizer.eos_token_id
             start = bos if encoding.joint and bos is not None else eos
-            return [start], [cont[1:] if cont and cont[0] == start else cont for cont in self.plain(list(continuations))]
+            return [start], [cont[1:] if cont and cont[0] == start else cont for cont in encoded]
+        prefix = self.prefix(encoding)
+        context_ids = _with_prefix(encoded[0], prefix)
         if not encoding.joint:
-            return self.encode(context, encoding), self.plain(list(continuations))
-        spaces = len(context) - len(context.rstrip())
-        trail = context[-spaces:] if spaces else ""
-        context = context[:-spaces] if spaces else context
-        context_ids = self.encode(context, encoding)
-        wholes = self.encode_all([context + trail + cont for cont in continuations], encoding)
-        return context_ids, [whole[len(context_ids):] for whole in wholes]
+            return context_ids, encoded[1:]
+        return context_ids, [_with_prefix(whole, prefix)[len(context_ids):] for whole in encoded[1:]]
 
     def encode_pair(self, context: str, continuation: str, encoding: Encoding = JOINT) -> tuple[list[int], list[int]]:
         context_ids, [cont] = self.encode_request(context, [continuation], encoding)

@@ -94,3 +94,33 @@ def choose_study(variants: Sequence[str], items: Mapping[str, Sequence[str]], bu
     return {language: choose_cells(variants, ids, budget.per_language(len(set(variants)), len(set(ids))), seed,
                                    stream=language)
             for language, ids in items.items()}
+
+
+@dataclass(frozen=True)
+class StudyPlan:
+    """A budgeted variant set as the grid declares it (``tasks.<t>.variants.<base>.budget``): which variants share
+    the budget, the budget, the seed and whether the task's items are parallel across languages.
+
+    Every rendering job of the set's variants draws the same design from it (``cells``), so the plan is all a
+    prompt record carries: the design itself depends on the evaluated item ids, known only once data is prepared.
+    """
+    base: str
+    variants: tuple[str, ...]
+    budget: Budget
+    seed: int
+    parallel: bool
+
+    def cells(self, items: Mapping[str, Sequence[str]]) -> dict[str, dict[str, list[str]]]:
+        """language -> variant -> the item ids it evaluates, from each language's evaluated item ids."""
+        return choose_study(self.variants, {language: [str(i) for i in ids] for language, ids in items.items()},
+                            self.budget, self.seed, self.parallel)
+
+    def as_json(self) -> dict:
+        return {"base": self.base, "variants": list(self.variants), "cells": self.budget.cells,
+                "fraction": self.budget.fraction, "seed": self.seed, "parallel": self.parallel}
+
+    @classmethod
+    def from_json(cls, plan: Mapping) -> "StudyPlan":
+        return cls(base=plan["base"], variants=tuple(plan["variants"]),
+                   budget=Budget(cells=plan["cells"], fraction=plan["fraction"]), seed=plan["seed"],
+                   parallel=plan["parallel"])

@@ -1,0 +1,29 @@
+"""The headline numbers ``dvc exp show`` lays out by default: ``results/headline.json``.
+
+``results/metrics.json`` (babeleval.analysis.leaderboard) holds each model's and task's headline metric under
+``<model>.<task>.<metric>``; as DVC's metrics those names alone filled a 120-column terminal. This file holds the same
+numbers under the shortest names that still say what they are: ``<task>`` when the grid has one model,
+``<model>.<task>`` when it has several (the metric is the task's headline metric, named in metrics.json). Only this
+file is the evaluate stage's metrics (dvc.yaml); metrics.json stays in git beside it with the metric names.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..core.jsonl import write_json
+
+
+def headline(metrics: dict[str, dict[str, dict[str, float]]]) -> dict[str, Any]:
+    """``{model: {task: {metric: value}}}`` -> ``{task: value}`` for one model, ``{model: {task: value}}`` for more."""
+    by_model = {model: {task: value for task, named in tasks.items() for value in named.values()}
+                for model, tasks in metrics.items()}
+    if len(by_model) == 1:
+        return next(iter(by_model.values()))
+    return by_model
+
+
+def write(metrics_path: str | Path, headline_path: str | Path) -> None:
+    write_json(headline_path, headline(json.loads(Path(metrics_path).read_text(encoding="utf-8"))))
