@@ -153,7 +153,8 @@ def step_io(root: Path, combos: list[tuple]) -> dict[str, dict]:
     return {
         "leaderboard": dict(input={"scores": files["scores"], "omitted": str(root / paths.PLAN_OMITTED)},
                             output={"csv": board, "md": str(root / paths.LEADERBOARD_MD),
-                                    "metrics": str(root / paths.METRICS_JSON)},
+                                    "metrics": str(root / paths.METRICS_JSON),
+                                    "headline": str(root / paths.HEADLINE_JSON)},
                             params={"raw": files["raw"], "outcomes": files["outcomes"], "settings": settings}),
         "significance": dict(input={"leaderboard": board},
                              output={"templates": table["significance_templates"],
