@@ -6,12 +6,9 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 from conftest import ROOT
 
-# nine processes, each importing pandas (and matplotlib): 14 s of CPU, 30-60 s on a busy 2-core machine
-pytestmark = pytest.mark.slow
+# nine processes, each importing pandas (and matplotlib): 13 s on an idle 2-core machine (30-60 s on a busy one)
 
 
 def test_every_analysis_step_stays_within_its_declared_memory():
