@@ -1,4 +1,4 @@
-"""Hand-made raw and scores files for the analysis tests: three models, two languages, two templates.
+"""Hand-made raw, outcome and scores files for the analysis tests: three models, two languages, two templates.
 
 Belebele-shaped items q01..q10, parallel across languages (same id in each).
 Who got what right is written out below so every expected count in the tests
@@ -63,9 +63,22 @@ def metrics(recs: list[dict], template: str) -> dict[str, float]:
     return {"acc": acc, "parse_failure_rate": sum(not r["parsed"] for r in recs) / len(recs)}
 
 
+def outcomes_from_raw(raw: Path) -> Path:
+    """The outcome table of a raw file (results/raw/... -> results/outcomes/....parquet), as scoring writes it."""
+    from babeleval.core.jsonl import read_jsonl
+    from babeleval.score import outcomes as outcome_tables
+
+    parts = list(raw.parts)
+    parts[len(parts) - 1 - parts[::-1].index("raw")] = "outcomes"
+    table = Path(*parts).with_suffix(".parquet")
+    outcome_tables.write(table, read_jsonl(raw))
+    return table
+
+
 def write_results(root: Path, models: list[str] = MODELS,
                   outcomes: dict[tuple, str] = OUTCOMES) -> tuple[list[Path], list[Path]]:
-    """Write results/raw and results/scores under ``root``; return (raw files, score files).
+    """Write results/raw, results/outcomes and results/scores under ``root``; return (outcome tables, score files):
+    what analysis reads.
 
     ``outcomes``: (model, language, template) -> one character per item, as in OUTCOMES.
     """
@@ -83,7 +96,7 @@ def write_results(root: Path, models: list[str] = MODELS,
                    "n": len(recs), "metrics": metrics(recs, template),
                    "parse_failures": sum(not r["parsed"] for r in recs)}
         score.write_text(json.dumps(summary), encoding="utf-8")
-        raws.append(raw)
+        raws.append(outcomes_from_raw(raw))
         scores.append(score)
     return raws, scores
 
@@ -120,12 +133,13 @@ def translation_records(hypotheses: list[str]) -> list[dict]:
 
 
 def report_tables(raws: list[Path], scores: list[Path], n_samples: int = 50) -> dict:
-    """Every table of the report, computed in-process from raw and scores files (as the analysis rules do)."""
+    """Every table of the report, computed in-process from outcome tables and scores files (as the analysis rules
+    do)."""
     from babeleval.analysis import leaderboard as aggregate
     from babeleval.analysis import headline, item_difficulty, parse_failures, significance, template_sensitivity
-    from babeleval.analysis.records import load_raw, load_scores
+    from babeleval.analysis.records import load_outcomes, load_scores
 
-    raw = load_raw(raws)
+    raw = load_outcomes(raws)
     board = headline.add_headline_columns(aggregate.leaderboard(list(load_scores(scores).values())), raws, scores,
                                           seed=0, n_samples=n_samples)
     tables = {"leaderboard": board, "sensitivity": template_sensitivity.template_sensitivity(board),

@@ -82,7 +82,7 @@ def test_corpus_metric_point_and_resamples_match_sacrebleu(name, monkeypatch):
 def test_leaderboard_gets_intervals_and_keeps_its_columns(tmp_path):
     raws, scores = write_results(tmp_path)
     frame = aggregate.write_outputs(scores, tmp_path / "lb.csv", tmp_path / "lb.md", tmp_path / "m.json",
-                                    raw_files=raws, settings=AnalysisSettings(seed=3, samples=500, confidence=0.9))
+                                    outcome_files=raws, settings=AnalysisSettings(seed=3, samples=500, confidence=0.9))
     rows = list(csv.DictReader((tmp_path / "lb.csv").open()))
     assert list(rows[0]) == ["model", "task", "language", "template", "metric", "scale", "value", "n", "ci_low",
                              "ci_high", "chance", "truncated_prompts", "fewer_items_because"]

@@ -2,12 +2,12 @@
 
 from analysis_data import write_items, write_results
 from babeleval.analysis import item_difficulty
-from babeleval.analysis.records import load_items, load_raw
+from babeleval.analysis.records import load_items, load_outcomes
 
 
 def test_buckets_from_every_model_to_no_model(tmp_path):
     raws, _ = write_results(tmp_path)
-    tables = item_difficulty.difficulty(load_raw(raws), load_items(write_items(tmp_path)))
+    tables = item_difficulty.difficulty(load_outcomes(raws), load_items(write_items(tmp_path)))
     buckets = tables["buckets"]
     cell = buckets[(buckets.language == "eng_Latn") & (buckets.template == "paper")]
     assert list(cell["bucket"]) == ["every model", "2 of 3 models", "1 of 3 models", "no model"]
@@ -27,14 +27,14 @@ def test_buckets_from_every_model_to_no_model(tmp_path):
 
 def test_one_model_gives_two_buckets(tmp_path):
     raws, _ = write_results(tmp_path, models=["m2"])
-    buckets = item_difficulty.difficulty(load_raw(raws))["buckets"]
+    buckets = item_difficulty.difficulty(load_outcomes(raws))["buckets"]
     cell = buckets[(buckets.language == "eng_Latn") & (buckets.template == "paper")]
     assert list(cell["bucket"]) == ["every model", "no model"] and list(cell["items"]) == [5, 5]
 
 
 def test_solved_in_english_failed_in_french(tmp_path):
     raws, _ = write_results(tmp_path)
-    out = item_difficulty.crosslingual(load_raw(raws), pivot="eng_Latn", items=load_items(write_items(tmp_path)))
+    out = item_difficulty.crosslingual(load_outcomes(raws), pivot="eng_Latn", items=load_items(write_items(tmp_path)))
     gaps = out["gaps"].set_index(["model", "template"])
     assert len(gaps) == 6 and set(gaps["language"]) == {"fra_Latn"}
     m3 = gaps.loc[("m3", "paper")]
@@ -46,12 +46,12 @@ def test_solved_in_english_failed_in_french(tmp_path):
     assert list(items[(items.model == "m3") & (items.template == "paper")]["id"]) == ["q07", "q08"]
     assert items.iloc[0]["text"].startswith("Question")
     # no pivot-language file: nothing to compare
-    assert item_difficulty.crosslingual(load_raw(raws), pivot="deu_Latn")["gaps"].empty
+    assert item_difficulty.crosslingual(load_outcomes(raws), pivot="deu_Latn")["gaps"].empty
 
 
 def test_items_not_parallel_across_languages_give_no_rows(tmp_path):
     raws, _ = write_results(tmp_path, models=["m1"])
-    raw = load_raw(raws)
+    raw = dict(load_outcomes(raws))  # records changed in memory: read once
     for combo in raw:
         if combo.language == "fra_Latn":
             for r in raw[combo]:

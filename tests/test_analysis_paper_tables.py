@@ -10,12 +10,19 @@ from babeleval.analysis import leaderboard as aggregate
 from babeleval.analysis import headline, paper_tables
 from babeleval.analysis.records import read_table
 from babeleval.analysis.settings import AnalysisSettings
+from babeleval.score.outcomes import outcome_row
 
 
 def test_chance_level_from_the_items_choices():
-    assert headline.chance_level([{"choices": ["a", "b", "c", "d"]}] * 3) == 0.25
-    assert headline.chance_level([{"choices": ["含意", "矛盾", "中立"]}, {"choices": ["ja", "nein"]}]) == (1 / 3 + 1 / 2) / 2
-    assert headline.chance_level([{"gold": "Bonjour"}]) is None  # translation: no chance level
+    assert headline.chance_level(rows([{"choices": ["a", "b", "c", "d"]}] * 3)) == 0.25
+    assert headline.chance_level(rows([{"choices": ["含意", "矛盾", "中立"]}, {"choices": ["ja", "nein"]}])) \
+        == (1 / 3 + 1 / 2) / 2
+    assert headline.chance_level(rows([{"gold": "Bonjour"}])) is None  # translation: no chance level
+
+
+def rows(records: list[dict]) -> list[dict]:
+    """Scored records as the outcome table holds them (the number of choices, not the choices)."""
+    return [outcome_row(r) for r in records]
 
 
 def test_parsed_accuracy_counts_only_readable_answers():
@@ -35,7 +42,7 @@ def test_leaderboard_markdown_is_pivoted_with_units_intervals_and_parse_failures
     first = json.loads(scores[0].read_text())
     scores[0].write_text(json.dumps({**first, "truncated_prompts": 3}))
     board = aggregate.write_outputs(scores, tmp_path / "lb.csv", tmp_path / "lb.md", tmp_path / "m.json",
-                                    raw_files=raws, settings=AnalysisSettings(seed=3, samples=200, confidence=0.9))
+                                    outcome_files=raws, settings=AnalysisSettings(seed=3, samples=200, confidence=0.9))
     md = (tmp_path / "lb.md").read_text(encoding="utf-8")
     assert "## belebele: accuracy over all items, % (a parse failure counts as wrong)" in md
     assert "## belebele: accuracy over parsed items only, %" in md

@@ -2,12 +2,12 @@
 
 from analysis_data import REASONS, write_results
 from babeleval.analysis import parse_failures
-from babeleval.analysis.records import load_raw
+from babeleval.analysis.records import load_outcomes
 
 
 def test_rates_reasons_and_examples(tmp_path):
     raws, _ = write_results(tmp_path)
-    tables = parse_failures.tables(load_raw(raws))
+    tables = parse_failures.tables(load_outcomes(raws))
     rates = tables["rates"].set_index(["model", "language", "template"])
     assert len(rates) == 12
     assert rates.loc[("m1", "fra_Latn", "instruct"), "parse_failures"] == 8
@@ -27,7 +27,7 @@ def test_rates_reasons_and_examples(tmp_path):
 
 
 def test_missing_reason_is_named(tmp_path):
-    recs = {next(iter(load_raw(write_results(tmp_path, models=["m1"])[0][:1]))): [
+    recs = {next(iter(load_outcomes(write_results(tmp_path, models=["m1"])[0][:1]))): [
         {"id": "a", "parsed": False, "parse_error": None, "response": "?"}, {"id": "b", "parsed": True}]}
     tables = parse_failures.tables(recs)
     assert tables["reasons"].iloc[0]["reason"] == parse_failures.UNKNOWN
@@ -35,7 +35,7 @@ def test_missing_reason_is_named(tmp_path):
 
 def test_reasons_are_counted_by_name_with_one_full_example(tmp_path):
     """The detail after the name differs per item; counting full texts would split one reason into many rows."""
-    combo = next(iter(load_raw(write_results(tmp_path, models=["m1"])[0][:1])))
+    combo = next(iter(load_outcomes(write_results(tmp_path, models=["m1"])[0][:1])))
     records = [
         {"id": "yo-1", "parsed": False, "parse_error": "ambiguous: A or B", "response": "Ìdáhùn: A tàbí B"},
         {"id": "ja-2", "parsed": False, "parse_error": "ambiguous: B or D", "response": "答え：B または D"},

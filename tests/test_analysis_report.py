@@ -84,9 +84,9 @@ def test_long_steps_report_progress_in_their_log_and_on_the_console(analysed):
 def test_settings_reach_the_jobs(analysed):
     from babeleval.analysis.bootstrap import interval_for
     from babeleval.analysis.leaderboard import read_leaderboard
-    from babeleval.analysis.records import load_raw
+    from babeleval.analysis.records import load_outcomes
 
-    raw = load_raw(sorted((analysed / "results/raw").rglob("*.jsonl")))
+    raw = load_outcomes(sorted((analysed / "results/outcomes").rglob("*.parquet")))
     combo = next(c for c in raw if c.model == "m2" and c.language == "fra_Latn" and c.template == "instruct")
     board = read_leaderboard(analysed / "results/leaderboard.csv")
     row = board[(board.model == "m2") & (board.language == "fra_Latn") & (board.template == "instruct")

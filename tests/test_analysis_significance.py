@@ -8,7 +8,7 @@ from statsmodels.stats.multitest import multipletests
 from analysis_data import HYPOTHESES_A, HYPOTHESES_B, REFERENCES, translation_records, write_results
 from babeleval.analysis import significance
 from babeleval.analysis.bootstrap import item_data
-from babeleval.analysis.records import load_raw, load_scores
+from babeleval.analysis.records import load_outcomes, load_scores
 from babeleval.score.metrics import bleu_tokenize
 
 
@@ -67,7 +67,7 @@ def test_compare_picks_the_test_from_the_metric():
 
 def test_pairwise_tables_on_hand_made_runs(tmp_path):
     raws, scores = write_results(tmp_path)
-    tables = significance.pairwise(load_raw(raws), load_scores(scores), seed=0, n_samples=200)
+    tables = significance.pairwise(load_outcomes(raws), load_scores(scores), seed=0, n_samples=200)
     templates, models = tables["templates"], tables["models"]
     # 3 models x 2 languages, one template pair, metric acc (acc_norm only exists under paper)
     assert len(templates) == 6 and set(templates["metric"]) == {"acc"}
@@ -89,7 +89,7 @@ def test_pairwise_tables_on_hand_made_runs(tmp_path):
 
 def test_one_model_has_no_model_comparisons(tmp_path):
     raws, scores = write_results(tmp_path, models=["m1"])
-    tables = significance.pairwise(load_raw(raws), load_scores(scores), seed=0)
+    tables = significance.pairwise(load_outcomes(raws), load_scores(scores), seed=0)
     assert tables["models"].empty and list(tables["models"].columns) == significance.COLUMNS
     assert len(tables["templates"]) == 2
 

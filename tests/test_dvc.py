@@ -110,8 +110,8 @@ def test_dataset_is_tracked_by_dvc_not_git(repo):
 
 # What DVC declares as the stage's outputs (dvc.yaml), each compared before and after an experiment.
 DECLARED = ["data/prepared", "results/prompts", "results/generations", "results/raw", "results/scores",
-            "results/leaderboard.csv", "results/leaderboard.md", "results/metrics.json", "results/headline.json",
-            "results/tables/by_template.csv", "results/tables/by_language.csv"]
+            "results/outcomes", "results/leaderboard.csv", "results/leaderboard.md", "results/metrics.json",
+            "results/headline.json", "results/tables/by_template.csv", "results/tables/by_language.csv"]
 
 
 def outputs(repo: Path) -> dict[str, tuple[int, str]]:
@@ -167,11 +167,11 @@ def test_edited_template_reruns_only_its_own_combinations(experiments):
     before, after = experiments["after-baseline"], experiments["after-edit"]
     assert "No file hash info" not in experiments["edited-log"]
     assert sorted(before) == sorted(after)  # no declared output deleted
-    for name in ("results/generations", "results/raw", "results/scores", "results/prompts"):
+    for name in ("results/generations", "results/raw", "results/scores", "results/outcomes", "results/prompts"):
         for path in before:
             if path.startswith(name + "/"):
                 changed = before[path] != after[path]
-                assert changed == path.endswith("/instruct.jsonl") or changed == path.endswith("/instruct.json"), path
+                assert changed == path.endswith(("/instruct.jsonl", "/instruct.json", "/instruct.parquet")), path
     instruct = [p for p in before if p.startswith("results/generations/") and p.endswith("/instruct.jsonl")]
     assert instruct and all(before[p][0] != after[p][0] for p in instruct)
 
@@ -244,7 +244,7 @@ def test_push_then_pull_into_a_fresh_clone(repo, experiments, tmp_path):
     assert not (clone / "data/raw/belebele").exists() and not (clone / "results/generations").exists()
     dvc(clone, "pull")
     for path in ["data/raw/belebele", "data/prepared", "results/prompts", "results/generations", "results/raw",
-                 "results/scores"]:
+                 "results/scores", "results/outcomes"]:
         assert tree_digest(clone / path) == tree_digest(repo / path), path
     for path in ["results/metrics.json", "results/tables/by_template.csv", "results/leaderboard.csv"]:
         assert (clone / path).read_bytes() == (repo / path).read_bytes(), path

@@ -10,7 +10,7 @@ from analysis_data import write_results
 from babeleval.analysis import leaderboard as aggregate
 from babeleval.score import job as scoring
 from babeleval.analysis import significance
-from babeleval.analysis.records import load_raw, load_scores
+from babeleval.analysis.records import load_outcomes, load_scores
 from babeleval.core.jsonl import write_jsonl
 from babeleval.core.progress import Progress
 from babeleval.analysis.settings import AnalysisSettings
@@ -46,9 +46,10 @@ def test_a_large_combination_logs_progress_while_it_is_scored(repo_root, tmp_pat
 def test_the_analysis_loops_over_the_grid_say_what_they_count(tmp_path, caplog):
     raws, scores = write_results(tmp_path)  # 3 models x 2 languages x 2 templates
     with caplog.at_level(logging.INFO, logger="babeleval"):
-        aggregate.write_outputs(scores, tmp_path / "lb.csv", tmp_path / "lb.md", tmp_path / "m.json", raw_files=raws,
+        aggregate.write_outputs(scores, tmp_path / "lb.csv", tmp_path / "lb.md", tmp_path / "m.json",
+                                outcome_files=raws,
                                 settings=AnalysisSettings(seed=3, samples=50, confidence=0.9))
-        significance.pairwise(load_raw(raws), load_scores(scores), seed=0, n_samples=50)
+        significance.pairwise(load_outcomes(raws), load_scores(scores), seed=0, n_samples=50)
     full = "[" + "#" * 20 + "] 100%"
     finished = [m.split(",")[0] for m in caplog.messages if full in m]
     # 12 combinations; groups: 6 (model, language) pairs of templates and 4 (template, language) sets of models

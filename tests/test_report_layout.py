@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis_data import IDS, report_tables, write_results
+from analysis_data import IDS, outcomes_from_raw, report_tables, write_results
 from browser import run_chromium
 
 # FLORES-style codes across many scripts, and model names as long as real hub ids: the widest grid a paper shows
@@ -124,10 +124,13 @@ def build_report(root: Path, models: list[str], languages: list[str]) -> Path:
     from babeleval.analysis.bootstrap import leaderboard_intervals
     from babeleval.analysis.settings import AnalysisSettings
 
-    raws, scores = write_results(root, models=models, outcomes=outcomes(models, languages))
-    for path in raws:  # Thai answers that could not be read: the parse-failure examples show them
+    _, scores = write_results(root, models=models, outcomes=outcomes(models, languages))
+    raws = []
+    for path in sorted((root / "results/raw").rglob("*.jsonl")):  # Thai answers that could not be read: the
+        # parse-failure examples show them
         path.write_text(path.read_text(encoding="utf-8").replace('"response": "zzz"',
                                                                  f'"response": "{THAI_ANSWER}"'), encoding="utf-8")
+        raws.append(outcomes_from_raw(path))
     tables = report_tables(raws, scores, n_samples=20)
     tables["leaderboard"] = leaderboard_intervals(tables["leaderboard"], raws, seed=0, n_samples=20)
     board = tables["leaderboard"]

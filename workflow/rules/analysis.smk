@@ -1,7 +1,8 @@
-# Analysis: raw per-item outputs and the leaderboard -> tables, figures and one HTML report (CPU, no model).
+# Analysis: per-item outcome tables (results/outcomes, babeleval.score.outcomes) and the leaderboard -> tables,
+# figures and one HTML report (CPU, no model).
 # Settings come from params.yaml `analysis` (GRID.analysis: babeleval.analysis.settings).
-# A step that reads every raw file names them as params and waits for the leaderboard, whose inputs they are:
-# it reruns when any of them changes, and the plan of a big grid does not match each file to its producer once
+# A step that reads every outcome table names them as params and waits for the leaderboard, written after every
+# scoring job that writes them: it reruns when any of them changes, and the plan of a big grid does not match each file to its producer once
 # per step (that matching dominated planning: bench/planning.py).
 
 
@@ -27,10 +28,10 @@ rule significance:
         templates=analysis_table("significance_templates"),
         models=analysis_table("significance_models"),
     input:
-        # every raw and scores file, through the leaderboard
+        # every outcome table and scores file, through the leaderboard
         leaderboard=paths.LEADERBOARD_CSV,
     params:
-        raw=all_raw(),
+        outcomes=all_outcomes(),
         scores=all_scores(),
         settings=GRID.analysis.pick("seed", "samples", "alpha", "confidence"),
     threads: CPU_THREADS
@@ -49,9 +50,9 @@ rule parse_failures:
         rates=analysis_table("parse_failures"),
         reasons=analysis_table("parse_failure_reasons"),
     input:
-        leaderboard=paths.LEADERBOARD_CSV,  # every raw file, through the leaderboard
+        leaderboard=paths.LEADERBOARD_CSV,  # every outcome table, through the leaderboard
     params:
-        raw=all_raw(),
+        outcomes=all_outcomes(),
     threads: CPU_THREADS
     resources:
         **CPU_RESOURCES,
@@ -71,11 +72,11 @@ rule item_difficulty:
         gaps=analysis_table("crosslingual_gaps"),
         gap_items=analysis_table("crosslingual_items"),
     input:
-        leaderboard=paths.LEADERBOARD_CSV,  # every raw file, through the leaderboard
+        leaderboard=paths.LEADERBOARD_CSV,  # every outcome table, through the leaderboard
         # item texts for the example columns
         prepared=all_prepared(),
     params:
-        raw=all_raw(),
+        outcomes=all_outcomes(),
         pivot=GRID.analysis.pivot_language,
     threads: CPU_THREADS
     resources:
@@ -149,11 +150,14 @@ rule variation_analysis:
         figure=paths.VARIATION_FIGURE,
         fragment=paths.VARIATION_SECTION,
     input:
-        leaderboard=paths.LEADERBOARD_CSV,  # every raw file, through the leaderboard
+        leaderboard=paths.LEADERBOARD_CSV,  # every outcome table, through the leaderboard
     params:
         # a budgeted set's variants answered different items: estimated as a set instead (budget.smk)
-        raw=grid_rules.budgeted_files(GRID, paths.RAW, budgeted=False),
+        outcomes=grid_rules.budgeted_files(GRID, paths.OUTCOMES, budgeted=False),
         settings=GRID.analysis.pick("seed", "samples", "confidence", "permutations", "language_groups"),
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
     log:
         paths.log("analysis", "variation"),
     conda:

@@ -44,15 +44,15 @@ wildcard_constraints:
 
 # The leaderboard and every analysis step read all of these: listed once
 _ALL_SCORES = grid_rules.combination_files(GRID, paths.SCORES)
-_ALL_RAW = grid_rules.combination_files(GRID, paths.RAW)
+_ALL_OUTCOMES = grid_rules.combination_files(GRID, paths.OUTCOMES)
 
 
 def all_scores():
     return _ALL_SCORES
 
 
-def all_raw():
-    return _ALL_RAW
+def all_outcomes():
+    return _ALL_OUTCOMES
 
 
 def all_prepared():

@@ -14,7 +14,7 @@ rule leaderboard:
     params:
         # per-item outcomes for the bootstrap intervals (ci_low, ci_high): each written by the job that writes its
         # scores file, so not inputs of their own (a big grid's plan matched every file to its producer)
-        raw=all_raw(),
+        outcomes=all_outcomes(),
         settings=GRID.analysis.pick("seed", "confidence", "samples"),
     threads: CPU_THREADS
     resources:

@@ -11,6 +11,8 @@ for _task in GRID.tasks.values():
             output:
                 raw=job_files(paths.RAW, _task, _templates),
                 scores=job_files(paths.SCORES, _task, _templates),
+                # the per-item outcomes every analysis step reads (babeleval.score.outcomes), versioned with the scores
+                outcomes=job_files(paths.OUTCOMES, _task, _templates),
             input:
                 # Not ancient(): Snakemake leaves out of its plan any job reached only through an ancient() input of a
                 # job it reruns (a resumed run then stopped after the generation job, exit 0, nothing scored). A rerun

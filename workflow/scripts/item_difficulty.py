@@ -2,10 +2,10 @@ import logging
 
 from babeleval.core import joblog
 from babeleval.analysis import item_difficulty
-from babeleval.analysis.records import load_items, load_raw, write_csv
+from babeleval.analysis.records import CORRECTNESS, load_items, load_outcomes, write_csv
 
 joblog.setup(snakemake.log[0])
-raw = load_raw(snakemake.params.raw)
+raw = load_outcomes(snakemake.params.outcomes, CORRECTNESS)
 items = load_items(snakemake.input.prepared)
 tables = item_difficulty.difficulty(raw, items)
 gaps = item_difficulty.crosslingual(raw, pivot=snakemake.params.pivot, items=items)

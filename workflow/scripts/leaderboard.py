@@ -7,7 +7,7 @@ from babeleval.grid import headline
 
 joblog.setup(snakemake.log[0])
 frame = leaderboard.write_outputs(snakemake.input.scores, snakemake.output.csv, snakemake.output.md,
-                                  snakemake.output.metrics, raw_files=snakemake.params.raw,
+                                  snakemake.output.metrics, outcome_files=snakemake.params.outcomes,
                                   settings=AnalysisSettings(**snakemake.params.settings),
                                   omitted=snakemake.input.omitted)
 headline.write(snakemake.output.metrics, snakemake.output.headline)  # DVC's metrics: short names

@@ -8,8 +8,9 @@ model = snakemake.wildcards.model
 out, inp = snakemake.output, snakemake.input
 # one resolved record per combination (babeleval.grid.records), in the order of the job's files: its metrics and
 # what they need, and its provenance
-for record, generations, prompts, raw, scores in zip(snakemake.params.records, inp.generations,
-                                                     snakemake.params.prompts, out.raw, out.scores, strict=True):
+for record, generations, prompts, raw, scores, outcomes in zip(snakemake.params.records, inp.generations,
+                                                               snakemake.params.prompts, out.raw, out.scores,
+                                                               out.outcomes, strict=True):
     task, language, template = (record["prompts"][key] for key in ("task", "language", "template"))
     summary = job.score_files(
         generations=generations,
@@ -17,6 +18,7 @@ for record, generations, prompts, raw, scores in zip(snakemake.params.records, i
         template_name=template,
         raw_out=raw,
         scores_out=scores,
+        outcomes_out=outcomes,
         labels={"model": model, "task": task, "language": language, "template": template},
         metric_options=record["metric_options"],
         provenance=provenance.for_scores(config=snakemake.config, model=model, task=task, language=language,

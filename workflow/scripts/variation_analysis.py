@@ -1,13 +1,13 @@
 import logging
 
 from babeleval.analysis import variation, variation_fragment, variation_plots
-from babeleval.analysis.records import load_raw, write_csv
+from babeleval.analysis.records import CORRECTNESS, load_outcomes, write_csv
 from babeleval.analysis.settings import AnalysisSettings
 from babeleval.core import joblog
 from babeleval.core.jsonl import atomic_open
 
 joblog.setup(snakemake.log[0])
-matrices = variation.outcome_matrices(load_raw(snakemake.params.raw))
+matrices = variation.outcome_matrices(load_outcomes(snakemake.params.outcomes, CORRECTNESS))
 tables = variation.analyse(matrices, AnalysisSettings(**snakemake.params.settings))
 for key, frame in tables.items():
     write_csv(variation.on_reader_scale(frame), snakemake.output[key])

@@ -1,4 +1,4 @@
-"""What a headline number needs beside it, computed from a combination's raw records.
+"""What a headline number needs beside it, computed from a combination's outcome table (``babeleval.score.outcomes``).
 
 - ``acc_parsed``: accuracy over the items whose answer could be read. With
   ``acc`` (over all items, a parse failure counting as wrong) and
@@ -17,18 +17,17 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from ..core.jsonl import read_jsonl
 from ..core.paths import combo_from_path
 from ..core.progress import Progress
+from ..score import outcomes
 from ..score.metrics import ACCURACY, PARSED_ACCURACY, get_metric
 from .bootstrap import interval_for
-from .records import slim
 from .settings import DEFAULT_SETTINGS
 
 
 def chance_level(records: Sequence[dict[str, Any]]) -> float | None:
-    """Mean of 1 / len(choices) over the records; None when the items have no choices."""
-    counts = [len(r["choices"]) for r in records if isinstance(r.get("choices"), list) and r["choices"]]
+    """Mean of 1 / (number of choices) over the outcome rows; None when the items have no choices."""
+    counts = [r[outcomes.N_CHOICES] for r in records if r.get(outcomes.N_CHOICES)]
     if not counts or len(counts) != len(records):
         return None
     return sum(1.0 / k for k in counts) / len(counts)
@@ -78,26 +77,24 @@ def fewer_items_because(summary: dict[str, Any]) -> str | None:
     return "; ".join(reasons) or None
 
 
-def add_headline_columns(frame: pd.DataFrame, raw_files: Sequence[str | Path], score_files: Sequence[str | Path],
+def add_headline_columns(frame: pd.DataFrame, outcome_files: Sequence[str | Path], score_files: Sequence[str | Path],
                          *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples,
                          confidence: float = DEFAULT_SETTINGS.confidence) -> pd.DataFrame:
     """The leaderboard with ``acc_parsed`` rows, a ``chance`` column, a ``truncated_prompts`` column and a
     ``fewer_items_because`` column (``fewer_items_because``).
 
-    Raw files are read one at a time, as for the intervals.
+    Outcome tables are read one at a time, as for the intervals.
     """
     present = set(zip(frame["model"], frame["task"], frame["language"], frame["template"]))
     chance: dict[tuple, float | None] = {}
     extra_rows = []
-    files = sorted(map(str, raw_files))
+    files = sorted(map(str, outcome_files))
     progress = Progress(len(files), what="bootstrapped parsed-item accuracy of", unit="combinations")
     for done, path in enumerate(files, 1):
         combo = tuple(combo_from_path(path))
         if combo in present:
-            full = read_jsonl(path)
-            chance[combo] = chance_level(full)
-            records = [slim(r) for r in full]
-            del full
+            records = outcomes.read(path, without=("language",))
+            chance[combo] = chance_level(records)
             row = parsed_accuracy_row(combo, records, seed=seed, n_samples=n_samples, confidence=confidence)
             if row is not None and ACCURACY in set(frame.loc[(frame["model"] == combo[0]) & (frame["task"] == combo[1])
                                                           & (frame["language"] == combo[2])

@@ -17,7 +17,7 @@ This module does the same for any grid, per (task, language, template):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator, Mapping
 
 import pandas as pd
 
@@ -53,15 +53,21 @@ def _text(items: dict, task: str, language: str, item_id: str) -> str:
     return item_text(item) if item else ""
 
 
-def difficulty(raw: dict[Combo, list[dict[str, Any]]], items: dict | None = None) -> dict[str, pd.DataFrame]:
+def _cells(raw: Mapping[Combo, list[dict[str, Any]]]) -> Iterator[tuple[tuple[str, str, str], dict]]:
+    """(task, language, template) -> model -> its items' outcomes, one cell read at a time, in order."""
+    combos: dict[tuple[str, str, str], list[Combo]] = {}
+    for combo in raw:
+        combos.setdefault((combo.task, combo.language, combo.template), []).append(combo)
+    for cell, members in sorted(combos.items()):
+        by_model = {combo.model: outcomes for combo in members if (outcomes := _outcomes(raw[combo]))}
+        if by_model:
+            yield cell, by_model
+
+
+def difficulty(raw: Mapping[Combo, list[dict[str, Any]]], items: dict | None = None) -> dict[str, pd.DataFrame]:
     items = items or {}
-    cells: dict[tuple[str, str, str], dict[str, dict[str, bool]]] = {}
-    for combo, records in raw.items():
-        outcomes = _outcomes(records)
-        if outcomes:
-            cells.setdefault((combo.task, combo.language, combo.template), {})[combo.model] = outcomes
     item_rows, bucket_rows, pattern_rows = [], [], []
-    for (task, language, template), by_model in sorted(cells.items()):
+    for (task, language, template), by_model in _cells(raw):
         models = sorted(by_model)
         common = sorted(set.intersection(*(set(o) for o in by_model.values())))
         cell_items = []
@@ -72,7 +78,8 @@ def difficulty(raw: dict[Combo, list[dict[str, Any]]], items: dict | None = None
                                "n_models": len(models), "n_correct": len(right),
                                "bucket": bucket_label(len(right), len(models)),
                                "models_correct": ", ".join(right), "models_wrong": ", ".join(wrong)})
-        item_rows += cell_items
+        # a table per cell, joined at the end: a grid's items as row dicts held 1 GB at a study's size
+        item_rows.append(pd.DataFrame(cell_items, columns=ITEM_COLUMNS))
         for k in range(len(models), -1, -1):
             members = [r for r in cell_items if r["n_correct"] == k]
             examples = " || ".join(
@@ -88,12 +95,12 @@ def difficulty(raw: dict[Combo, list[dict[str, Any]]], items: dict | None = None
         for key, count in sorted(patterns.items(), key=lambda kv: (-kv[1], kv[0])):
             pattern_rows.append({"task": task, "language": language, "template": template, "models_correct": key,
                                  "items": count, "share": count / len(cell_items)})
-    return {"items": pd.DataFrame(item_rows, columns=ITEM_COLUMNS),
+    return {"items": _joined(item_rows, ITEM_COLUMNS),
             "buckets": pd.DataFrame(bucket_rows, columns=BUCKET_COLUMNS),
             "patterns": pd.DataFrame(pattern_rows, columns=PATTERN_COLUMNS)}
 
 
-def crosslingual(raw: dict[Combo, list[dict[str, Any]]], pivot: str = "eng_Latn",
+def crosslingual(raw: Mapping[Combo, list[dict[str, Any]]], pivot: str = "eng_Latn",
                  items: dict | None = None) -> dict[str, pd.DataFrame]:
     """Items solved in ``pivot`` but failed in another language (and the reverse), on parallel item ids.
 
@@ -102,13 +109,20 @@ def crosslingual(raw: dict[Combo, list[dict[str, Any]]], pivot: str = "eng_Latn"
     """
     items = items or {}
     gap_rows, item_rows = [], []
-    for combo, records in sorted(raw.items()):
-        if combo.language == pivot:
+    # the pivot language's outcomes, read once; each other combination is read when its turn comes
+    pivots = {combo: _outcomes(raw[combo]) for combo in raw if combo.language == pivot}
+    texts: dict[tuple[str, str], str] = {}  # a pivot item fails in many languages: its text made once
+
+    def text(task: str, item_id: str) -> str:
+        if (task, item_id) not in texts:
+            texts[task, item_id] = _text(items, task, pivot, item_id)
+        return texts[task, item_id]
+
+    for combo in sorted(raw):
+        there = pivots.get(combo._replace(language=pivot))
+        if combo.language == pivot or there is None:
             continue
-        pivot_records = raw.get(combo._replace(language=pivot))
-        if pivot_records is None:
-            continue
-        there, here = _outcomes(pivot_records), _outcomes(records)
+        here = _outcomes(raw[combo])
         common = sorted(set(there) & set(here))
         if not common:
             continue
@@ -120,9 +134,15 @@ def crosslingual(raw: dict[Combo, list[dict[str, Any]]], pivot: str = "eng_Latn"
                          "language": combo.language, "n_parallel": len(common), "pivot_acc": sum(a) / len(a),
                          "language_acc": sum(b) / len(b), "pivot_only": pivot_only, "language_only": language_only,
                          "p_value": p, "examples": ", ".join(pivot_only_ids[:3])})
-        for item_id in pivot_only_ids:
-            item_rows.append({"model": combo.model, "task": combo.task, "template": combo.template, "pivot": pivot,
-                              "language": combo.language, "id": item_id,
-                              "text": _text(items, combo.task, pivot, item_id)})
+        item_rows.append(pd.DataFrame(
+            [{"model": combo.model, "task": combo.task, "template": combo.template, "pivot": pivot,
+              "language": combo.language, "id": item_id, "text": text(combo.task, item_id)}
+             for item_id in pivot_only_ids], columns=GAP_ITEM_COLUMNS))
     return {"gaps": pd.DataFrame(gap_rows, columns=GAP_COLUMNS),
-            "items": pd.DataFrame(item_rows, columns=GAP_ITEM_COLUMNS)}
+            "items": _joined(item_rows, GAP_ITEM_COLUMNS)}
+
+
+def _joined(frames: list[pd.DataFrame], columns: list[str]) -> pd.DataFrame:
+    """Per-cell tables as one (with their columns when there are none)."""
+    frames = [frame for frame in frames if len(frame)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame([], columns=columns)

@@ -76,9 +76,9 @@ def read_leaderboard(path: str | Path) -> pd.DataFrame:
 
 
 def write_outputs(score_files: Iterable[str | Path], csv_path: str | Path, md_path: str | Path,
-                  metrics_path: str | Path, raw_files: Iterable[str | Path] | None = None,
+                  metrics_path: str | Path, outcome_files: Iterable[str | Path] | None = None,
                   settings: AnalysisSettings = DEFAULT_SETTINGS, omitted: str | Path | None = None) -> pd.DataFrame:
-    """Write the leaderboard; with ``raw_files``, add seeded bootstrap intervals (``ci_low``, ``ci_high``),
+    """Write the leaderboard; with ``outcome_files`` (``babeleval.score.outcomes``), add seeded bootstrap intervals (``ci_low``, ``ci_high``),
     accuracy over parsed items (``acc_parsed``), the chance level and the truncated-prompt count, with the
     analysis settings' seed, resamples and confidence; with ``omitted`` (the plan's ``omitted.tsv``), a table of
     what the grid left out and why."""
@@ -86,13 +86,13 @@ def write_outputs(score_files: Iterable[str | Path], csv_path: str | Path, md_pa
     scores = [json.loads(Path(p).read_text(encoding="utf-8")) for p in score_files]
     frame = leaderboard(scores)
     metrics = headline_metrics(frame)  # the scores' own metrics only: what `dvc exp show` compares
-    if raw_files is not None:
-        raw_files = list(raw_files)
+    if outcome_files is not None:
+        outcome_files = list(outcome_files)
         options = {(summary["model"], summary["task"], summary["language"], summary["template"]): metric_options(summary)
                    for summary in scores}
-        frame = leaderboard_intervals(frame, raw_files, seed=settings.seed, n_samples=settings.samples,
+        frame = leaderboard_intervals(frame, outcome_files, seed=settings.seed, n_samples=settings.samples,
                                       confidence=settings.confidence, options=options)
-        frame = add_headline_columns(frame, raw_files, score_files, seed=settings.seed, n_samples=settings.samples,
+        frame = add_headline_columns(frame, outcome_files, score_files, seed=settings.seed, n_samples=settings.samples,
                                      confidence=settings.confidence)
     with atomic_open(csv_path) as handle:
         for_readers(frame).to_csv(handle, index=False, float_format="%.6f", lineterminator="\n")

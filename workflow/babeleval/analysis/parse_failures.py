@@ -14,7 +14,7 @@ scale (percent, ``babeleval.score.metrics``), as in the leaderboard: ``rate_pct`
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Mapping
 
 import pandas as pd
 
@@ -45,13 +45,14 @@ def _response(record: dict[str, Any]) -> str:
     return text if len(text) <= EXAMPLE_CHARS else text[:EXAMPLE_CHARS] + "..."
 
 
-def tables(raw: dict[Combo, list[dict[str, Any]]], top: int = 5) -> dict[str, pd.DataFrame]:
+def tables(raw: Mapping[Combo, list[dict[str, Any]]], top: int = 5) -> dict[str, pd.DataFrame]:
     """``rates``: one row per combination; ``reasons``: its ``top`` most common reasons, an example each.
 
     ``generated`` tells a generated response (which a parser reads) from log-likelihood scoring (nothing to parse).
     """
     rate_rows, reason_rows = [], []
-    for combo, records in sorted(raw.items()):
+    for combo in sorted(raw):
+        records = raw[combo]  # one combination at a time: ``raw`` may read it only now
         failed = [r for r in records if not r.get("parsed", True)]
         counts = Counter(reason_name(r) for r in failed)
         ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))

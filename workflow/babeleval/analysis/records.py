@@ -1,40 +1,63 @@
-"""Raw per-item records, read back for analysis and labelled by the combination they belong to.
+"""Per-item outcomes, read back for analysis and labelled by the combination they belong to.
 
-A raw file is ``results/raw/{model}/{task}/{language}/{template}.jsonl``; its
-path gives the labels. Only what analysis needs is kept in memory (ids,
-outcomes, parse results, predictions and golds, per-item numbers): the
-prompt, choices, exemplars and fingerprints are dropped and long responses
-shortened, since a full Belebele grid is hundreds of thousands of records.
+Analysis reads the outcome tables scoring writes (``results/outcomes/{model}/{task}/{language}/{template}.parquet``,
+``babeleval.score.outcomes``): ids, parse results, predictions and golds, per-item numbers, the response cut
+short; no prompts. Its path gives the labels. ``load_outcomes`` reads a table only when its combination is
+looked up, and only the columns a step asks for, so a step that goes through the combinations one (or one
+group) at a time never holds a whole grid's items (a full Belebele study is millions of records).
+``load_raw`` reads the raw JSONL files themselves, slimmed to the same fields.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator, Sequence
 
 import pandas as pd
 
 from ..core.choices import LETTERS
+from ..score import outcomes
+from ..score.outcomes import TEXT_ONLY, slim  # noqa: F401 (TEXT_ONLY: what a step that only recomputes metrics leaves out)
 from ..score.metrics import PERCENT_UNIT, get_metric
 from ..core.paths import Combo, combo_from_path
 from ..core.jsonl import atomic_open, read_jsonl
 
-# Fields analysis reads; besides these, a record keeps its numbers and booleans (per-item metrics such as f1).
-KEPT = frozenset({"id", "language", "parsed", "parse_error", "response", "prediction", "gold", "answer"})
-RESPONSE_CHARS = 500
+# the columns each kind of step reads: a combination's right/wrong per item; its parse results
+CORRECTNESS = ("id", "correct")
+PARSE_RESULTS = ("id", "parsed", "parse_error", "response")
 
 
-def slim(record: dict[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in record.items() if k in KEPT or isinstance(v, (bool, int, float)) or v is None}
-    response = out.get("response")
-    if isinstance(response, str) and len(response) > RESPONSE_CHARS:
-        out["response"] = response[:RESPONSE_CHARS] + "..."
-    return out
+class Outcomes(Mapping):
+    """Combination -> its outcome table's records (``columns`` of them, less ``without``), read when looked up.
+
+    Nothing is kept: a step that needs a combination twice reads it twice (or keeps it itself).
+    """
+
+    def __init__(self, files: Iterable[str | Path], columns: Sequence[str] | None = None,
+                 without: Sequence[str] = ()):
+        self._files = {combo_from_path(path): str(path) for path in sorted(map(str, files))}
+        self._columns, self._without = columns, tuple(without)
+
+    def __getitem__(self, combo: Combo) -> list[dict[str, Any]]:
+        return outcomes.read(self._files[combo], self._columns, self._without)
+
+    def __iter__(self) -> Iterator[Combo]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+
+def load_outcomes(files: Iterable[str | Path], columns: Sequence[str] | None = None,
+                  without: Sequence[str] = ()) -> Outcomes:
+    """Every outcome table of ``files``, keyed by combination in a stable order, each read when looked up."""
+    return Outcomes(files, columns, without)
 
 
 def load_raw(paths: Iterable[str | Path]) -> dict[Combo, list[dict[str, Any]]]:
-    """Every raw file's records (slimmed), keyed by combination, in a stable order."""
+    """Every raw file's records (slimmed to what analysis reads), keyed by combination, in a stable order."""
     out = {}
     for path in sorted(map(str, paths)):
         out[combo_from_path(path)] = [slim(r) for r in read_jsonl(path)]

@@ -26,7 +26,8 @@ belongs to and how many tests that family holds.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Sequence
+import json
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -34,7 +35,7 @@ from scipy import stats
 
 from ..core.progress import Progress
 from ..score.metrics import ACCURACY, get_metric
-from .bootstrap import ItemData, item_data, percentile_interval, resample_indices
+from .bootstrap import ItemData, item_data, percentile_interval
 from ..core.paths import Combo
 from .records import metric_options
 from .settings import DEFAULT_SETTINGS
@@ -68,8 +69,7 @@ def paired_bootstrap(a: ItemData, b: ItemData, *, seed: int, n_samples: int = DE
     real = abs(a.score() - b.score())
     if real == 0:
         return 1.0
-    idx = resample_indices(a.n, n_samples, seed)
-    sample_diffs = np.abs(a.resampled(idx) - b.resampled(idx))
+    sample_diffs = np.abs(a.resampled_scores(n_samples, seed) - b.resampled_scores(n_samples, seed))
     centred = sample_diffs - sample_diffs.mean()
     count = int(np.sum(centred > real))
     return (count + 1) / (n_samples + 1)
@@ -78,8 +78,8 @@ def paired_bootstrap(a: ItemData, b: ItemData, *, seed: int, n_samples: int = DE
 def difference_interval(a: ItemData, b: ItemData, *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples,
                         confidence: float = DEFAULT_SETTINGS.confidence) -> tuple[float, float]:
     """Percentile interval of a's score minus b's over the same resamples of their shared items."""
-    idx = resample_indices(a.n, n_samples, seed)
-    return percentile_interval(a.resampled(idx) - b.resampled(idx), confidence)
+    return percentile_interval(a.resampled_scores(n_samples, seed) - b.resampled_scores(n_samples, seed),
+                               confidence)
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:
@@ -104,7 +104,14 @@ def compare(records_a: list[dict[str, Any]], records_b: list[dict[str, Any]], me
 
     ``options``: the metric options both sides were scored with (one task and language: the same).
     """
-    data_a, data_b = item_data(metric, records_a, options), item_data(metric, records_b, options)
+    return compare_data(item_data(metric, records_a, options), item_data(metric, records_b, options), metric,
+                        seed=seed, n_samples=n_samples, confidence=confidence)
+
+
+def compare_data(data_a: ItemData | None, data_b: ItemData | None, metric: str, *, seed: int,
+                 n_samples: int = DEFAULT_SETTINGS.samples, confidence: float = DEFAULT_SETTINGS.confidence
+                 ) -> dict[str, Any] | None:
+    """``compare`` on what the metric is recomputed from on each side (``bootstrap.item_data``)."""
     if data_a is None or data_b is None:
         return None
     common = sorted(set(data_a.ids) & set(data_b.ids))
@@ -133,32 +140,65 @@ def _metrics(scores: dict[Combo, dict], combo: Combo) -> list[str]:
     return [m for m in names if get_metric(m).compared]
 
 
-def pairwise(raw: dict[Combo, list[dict]], scores: dict[Combo, dict] | None = None, *, seed: int,
+class _ItemDataOf:
+    """The ``item_data`` of a language's combinations, each (combination, metric, options) made once: a
+    combination is in several pairs, of its templates and of its models."""
+
+    def __init__(self, records: dict[Combo, list[dict[str, Any]]]):
+        self._records, self._made = records, {}
+
+    def __call__(self, combo: Combo, metric: str, options: dict[str, Any]) -> ItemData | None:
+        key = (combo, metric, json.dumps(options, sort_keys=True, default=str))
+        if key not in self._made:
+            self._made[key] = item_data(metric, self._records[combo], options)
+        return self._made[key]
+
+
+def pairwise(raw: Mapping[Combo, list[dict]], scores: dict[Combo, dict] | None = None, *, seed: int,
              n_samples: int = DEFAULT_SETTINGS.samples, alpha: float = DEFAULT_SETTINGS.alpha,
              confidence: float = DEFAULT_SETTINGS.confidence) -> dict[str, pd.DataFrame]:
     """Template-vs-template and model-vs-model tables, each with Holm-corrected p-values."""
     scores = scores or {}
-    template_rows, model_rows = [], []
+    rows: dict[str, list[dict[str, Any]]] = {"template": [], "model": []}
+    # a group: the templates of one model and language, or the models of one template and language
     groups: dict[tuple, dict[str, Combo]] = {}
     for combo in raw:
         groups.setdefault(("template", combo.model, combo.task, combo.language), {})[combo.template] = combo
         groups.setdefault(("model", combo.template, combo.task, combo.language), {})[combo.model] = combo
-    # a group: the templates of one model and language, or the models of one template and language
+    # every group lies within one (task, language): its combinations are read once, when its turn comes
+    by_language: dict[tuple[str, str], list[tuple]] = {}
+    for key in sorted(groups):
+        by_language.setdefault(key[2:], []).append(key)
     progress = Progress(len(groups), what="compared", unit="groups of templates or models")
-    for done, ((kind, fixed, task, language), members) in enumerate(sorted(groups.items()), 1):
-        for a, b in itertools.combinations(sorted(members), 2):
-            ca, cb = members[a], members[b]
-            shared = [m for m in _metrics(scores, ca) if m in set(_metrics(scores, cb))]
-            for metric in shared:
-                row = compare(raw[ca], raw[cb], metric, seed=seed, n_samples=n_samples,
-                              options=metric_options(scores.get(ca, {})), confidence=confidence)
-                if row is None:
-                    continue
+    done = 0
+    for keys in by_language.values():
+        members = {combo for key in keys for combo in groups[key].values()}
+        data = _ItemDataOf({combo: raw[combo] for combo in sorted(members)})
+        for key in keys:
+            rows[key[0]] += _group_rows(key, groups[key], data, scores, seed=seed, n_samples=n_samples,
+                                        confidence=confidence)
+            done += 1
+            progress.tick(done)
+    return {"templates": correct(pd.DataFrame(rows["template"], columns=COLUMNS), alpha),
+            "models": correct(pd.DataFrame(rows["model"], columns=COLUMNS), alpha)}
+
+
+def _group_rows(key: tuple, members: dict[str, Combo], data: _ItemDataOf, scores: dict[Combo, dict], *, seed: int,
+                n_samples: int, confidence: float) -> list[dict[str, Any]]:
+    """The paired tests of one group's members, two by two, on each metric both report."""
+    kind, fixed, task, language = key
+    out = []
+    for a, b in itertools.combinations(sorted(members), 2):
+        ca, cb = members[a], members[b]
+        shared = [m for m in _metrics(scores, ca) if m in set(_metrics(scores, cb))]
+        for metric in shared:
+            options = metric_options(scores.get(ca, {}))
+            row = compare_data(data(ca, metric, options), data(cb, metric, options), metric, seed=seed,
+                               n_samples=n_samples, confidence=confidence)
+            if row is not None:
                 row.update(comparison=f"{kind} vs {kind}", task=task, language=language, fixed=fixed, a=a, b=b)
-                (template_rows if kind == "template" else model_rows).append(row)
-        progress.tick(done)
-    return {"templates": correct(pd.DataFrame(template_rows, columns=COLUMNS), alpha),
-            "models": correct(pd.DataFrame(model_rows, columns=COLUMNS), alpha)}
+                out.append(row)
+    return out
 
 
 def correct(frame: pd.DataFrame, alpha: float) -> pd.DataFrame:

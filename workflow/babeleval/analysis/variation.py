@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -68,19 +68,23 @@ def settings_of(template: str) -> dict[str, str]:
     return {axis: settings.get(axis, AXIS_DEFAULTS.get(axis, "base")) for axis in AXES}
 
 
-def outcome_matrices(raw: dict[Combo, list[dict[str, Any]]]) -> dict[tuple[str, str, str, str], pd.DataFrame]:
+def outcome_matrices(raw: Mapping[Combo, list[dict[str, Any]]]) -> dict[tuple[str, str, str, str], pd.DataFrame]:
     """(model, task, language, base) -> items x variants of 0/1 correctness, on the items all variants share.
 
     Families with one member, and records without a per-item ``correct`` (translation), are left out.
     """
-    grouped: dict[tuple[str, str, str, str], dict[str, dict[str, float]]] = {}
-    for combo, records in raw.items():
-        outcomes = {str(r["id"]): float(bool(r["correct"])) for r in records if isinstance(r.get("correct"), bool)}
-        if outcomes:
-            key = (combo.model, combo.task, combo.language, base_name(combo.template))
-            grouped.setdefault(key, {})[combo.template] = outcomes
+    families: dict[tuple[str, str, str, str], list[Combo]] = {}
+    for combo in raw:
+        families.setdefault((combo.model, combo.task, combo.language, base_name(combo.template)), []).append(combo)
     out = {}
-    for key, by_template in sorted(grouped.items()):
+    for key, members in sorted(families.items()):
+        if len(members) < 2:  # not read at all: ``raw`` may read a combination's table only when looked up
+            continue
+        by_template = {}
+        for combo in members:
+            outcomes = {str(r["id"]): float(bool(r["correct"])) for r in raw[combo] if isinstance(r.get("correct"), bool)}
+            if outcomes:
+                by_template[combo.template] = outcomes
         if len(by_template) < 2:
             continue
         frame = pd.DataFrame(by_template).dropna()  # items every variant has

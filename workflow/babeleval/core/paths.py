@@ -21,7 +21,11 @@ PROMPTS = "results/prompts/{task}/{language}/{template}.jsonl"
 GENERATIONS = "results/generations/{model}/{task}/{language}/{template}.jsonl"
 RAW = "results/raw/{model}/{task}/{language}/{template}.jsonl"
 SCORES = "results/scores/{model}/{task}/{language}/{template}.json"
+# the per-item outcomes analysis reads (babeleval.score.outcomes: no prompts, the response cut), written with the
+# scores file
+OUTCOMES = "results/outcomes/{model}/{task}/{language}/{template}.parquet"
 RAW_DIR = "results/raw"
+OUTCOMES_DIR = "results/outcomes"
 SCORES_DIR = "results/scores"
 
 # what a generation job paid for, per (model, task, template); and per variant set answered in one pass
@@ -83,7 +87,7 @@ def combination_files(pattern: str, combos) -> list[str]:
 
 
 def combo_from_path(path: str | Path) -> Combo:
-    """The labels of ``.../{model}/{task}/{language}/{template}.jsonl`` (a raw or scores file)."""
+    """The labels of ``.../{model}/{task}/{language}/{template}.jsonl`` (a raw, scores or outcomes file)."""
     path = Path(path)
     parts = path.parts
     if len(parts) < 4:

@@ -21,7 +21,7 @@ from ..prompts.render import evaluated_items
 from ..prompts.templates import Template, load_template
 from ..tasks import get_task
 from ..tasks.families import get_family
-from . import scorers
+from . import outcomes, scorers
 from .metrics import compute_all
 
 
@@ -80,8 +80,9 @@ def budget_fields(resolved: dict[str, Any] | None) -> dict[str, Any]:
 
 def score_files(*, generations: str, template_task: str, template_name: str, raw_out: str, scores_out: str,
                 labels: dict[str, str], metric_options: dict[str, Any] | None = None,
-                provenance: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Score one generations file: write the per-item raw records and the scores summary.
+                provenance: dict[str, Any] | None = None, outcomes_out: str | None = None) -> dict[str, Any]:
+    """Score one generations file: write the per-item raw records, the scores summary and, with ``outcomes_out``,
+    the outcome table analysis reads (``babeleval.score.outcomes``).
 
     With ``provenance`` (``babeleval.score.provenance.for_scores``), the family and metrics are its resolved record's.
     """
@@ -95,6 +96,8 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
     progress = Progress(len(records), what="scored", unit="items")
     scored, metrics, signatures = score_combination(records, template, family, metric_options, names, progress.tick)
     write_jsonl(raw_out, scored)
+    if outcomes_out is not None:
+        outcomes.write(outcomes_out, scored)
     first = records[0] if records else {}
     summary = {
         **labels,
