@@ -8,11 +8,11 @@ rule variation_budget:
         sensitivity=paths.VARIATION_BUDGET_SENSITIVITY,
         fragment=paths.BUDGET_SECTION,
     input:
-        leaderboard=paths.LEADERBOARD_CSV,  # every raw file, through the leaderboard
+        leaderboard=paths.LEADERBOARD_CSV,  # every outcome table, through the leaderboard
         # the items each variant would answer in full: the grid the designs were drawn from
         prepared=all_prepared(),
     params:
-        raw=grid_rules.budgeted_files(GRID, paths.RAW),
+        outcomes=grid_rules.budgeted_files(GRID, paths.OUTCOMES),
         sets=grid_rules.budgeted_sets(GRID),
         settings=GRID.analysis.pick("seed", "confidence", "permutations", "language_groups"),
     threads: CPU_THREADS

@@ -41,11 +41,11 @@ class BudgetedSet:
                    shuffle_seed=entry["shuffle_seed"], limit=entry["limit"])
 
 
-def outcomes_of(raw: Mapping[Combo, Sequence[dict[str, Any]]]) -> pd.DataFrame:
+def outcomes_of(records_of: Mapping[Combo, Sequence[dict[str, Any]]]) -> pd.DataFrame:
     """language, variant, item, correct: the right/wrong outcome of every evaluated cell; an item without one
     (a metric that is not right/wrong) is a DataError."""
     rows = []
-    for combo, records in raw.items():
+    for combo, records in records_of.items():
         for record in records:
             if not isinstance(record.get("correct"), bool):
                 raise DataError(f"{combo.model}/{combo.task}/{combo.language}/{combo.template}: item "
@@ -64,11 +64,11 @@ def set_study(budgeted: BudgetedSet, items: Mapping[tuple[str, str], Mapping[str
     return Study.of(budgeted.plan.variants, evaluated, budgeted.plan.parallel)
 
 
-def set_estimate(budgeted: BudgetedSet, raw: Mapping[Combo, Sequence[dict[str, Any]]],
+def set_estimate(budgeted: BudgetedSet, outcomes: Mapping[Combo, Sequence[dict[str, Any]]],
                  items: Mapping[tuple[str, str], Mapping[str, dict]], settings: AnalysisSettings) -> pd.DataFrame:
     """The estimate table of one budgeted (model, task, set), its rows labelled."""
-    mine = {combo: records for combo, records in raw.items() if (combo.model, combo.task) ==
-            (budgeted.model, budgeted.task) and combo.template in budgeted.plan.variants}
+    mine = {combo: outcomes[combo] for combo in outcomes if (combo.model, combo.task) ==
+            (budgeted.model, budgeted.task) and combo.template in budgeted.plan.variants}  # read only the set's
     observed = outcomes_of(mine)
     study = set_study(budgeted, items, sorted(set(observed["language"])))
     table = estimate(observed, study, confidence=settings.confidence, seed=settings.seed).table
@@ -76,10 +76,10 @@ def set_estimate(budgeted: BudgetedSet, raw: Mapping[Combo, Sequence[dict[str, A
                         confidence=settings.confidence)
 
 
-def budget_table(sets: Sequence[BudgetedSet], raw: Mapping[Combo, Sequence[dict[str, Any]]],
+def budget_table(sets: Sequence[BudgetedSet], outcomes: Mapping[Combo, Sequence[dict[str, Any]]],
                  items: Mapping[tuple[str, str], Mapping[str, dict]], settings: AnalysisSettings) -> pd.DataFrame:
     """Every budgeted set's estimates, one row per (model, task, set, language, statistic), the estimate and its
     interval on accuracy's shown scale (named in ``scale``)."""
-    frames = [set_estimate(budgeted, raw, items, settings) for budgeted in sets]
+    frames = [set_estimate(budgeted, outcomes, items, settings) for budgeted in sets]
     table = pd.concat(frames, ignore_index=True)[COLUMNS] if frames else pd.DataFrame(columns=COLUMNS)
     return on_reader_scale(table.sort_values(COLUMNS[:4], kind="stable"), ("estimate", "low", "high"))
