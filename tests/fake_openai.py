@@ -171,10 +171,13 @@ class FakeOpenAI:
                         choice["message"]["content"] += heard
                     else:
                         choice["text"] += heard
-            self._send(handler, 200, json.dumps(answer).encode())
+            reply = json.dumps(answer).encode()
         finally:
+            # counted out before the answer is written: a client sends its next request as soon as it reads this
+            # one, and on a busy machine this thread could count out after that request counted in
             with self._lock:
                 self.in_flight -= 1
+        self._send(handler, 200, reply)
 
     def _answer(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         return {**self._reply(path, body), **self.identity}
