@@ -13,8 +13,8 @@ no model is built. Then, each ``snakemake --cores 2`` as a child process of this
 1. ``render``: ``--until`` the rendering rule: preparing the items and rendering every prompt (CPU side, timed);
 2. the generations: every generation job's files written by the workflow's own generation code
    (``babeleval.generate.job.run``, as the job calls it, with the job's settings and files) with a stand-in
-   backend that answers at once (an answer seeded by the prompt); then ``--touch`` up to the generation rule,
-   so Snakemake takes them as made. Not timed: not CPU side;
+   backend that answers at once (an answer seeded by the prompt); should Snakemake plan a generation job for them,
+   ``--touch`` up to the generation rule marks them made. Not timed: not CPU side;
 3. ``rest``: ``snakemake -n`` first (the jobs it plans, by rule: no generation job may be among them), then every
    remaining job: scoring, the analysis steps, leaderboard, summaries, report (CPU side, timed).
 
@@ -192,7 +192,8 @@ def study(wf: Path, n_languages: int, n_items: int) -> dict:
         for future in [pool.submit(write_generations, wf, m, t) for m in models for t in templates]:
             future.result()
     touched = planned(wf, "--touch", "--until", f"generate_{TASK}")
-    snakemake(wf, wf / "touch.log", "--cores", CORES, "--touch", "--until", f"generate_{TASK}")
+    if touched.get("total"):  # files newer than their inputs with no record of a job: Snakemake plans none, then
+        snakemake(wf, wf / "touch.log", "--cores", CORES, "--touch", "--until", f"generate_{TASK}")
     print(f"# generations written in {time.perf_counter() - started:.0f} s (not CPU side); --touch: {touched}",
           flush=True)
     rest = phase(wf, "rest")
