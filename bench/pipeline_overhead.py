@@ -61,21 +61,28 @@ def log_span(path: Path) -> float | None:
     return (stamps[-1] - stamps[0]).total_seconds() if len(stamps) >= 2 else None
 
 
+def job_durations(wf: Path) -> dict[str, list[float]]:
+    """rule -> each job's duration, from Snakemake's own record (.snakemake/metadata: one record per output file,
+    a job's outputs merged): from the job's start to its last output's write."""
+    jobs: dict[tuple, tuple[float, float]] = {}
+    for meta in (wf / ".snakemake" / "metadata").iterdir():
+        record = json.loads(meta.read_text())
+        key = (record.get("rule"), record.get("job_hash"))
+        start, end = record.get("starttime") or 0, record.get("endtime") or 0
+        if key in jobs:
+            start, end = min(start, jobs[key][0]), max(end, jobs[key][1])
+        jobs[key] = (start, end)
+    by_rule: dict[str, list[float]] = {}
+    for (rule, _), (start, end) in jobs.items():
+        by_rule.setdefault(rule, []).append(end - start)
+    return by_rule
+
+
 def whole_run(cores: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         wf = copy_workflow(Path(tmp))
         wall = snakemake(wf, "--cores", str(cores), "--resources", "gpu=1")
-        jobs: dict[tuple, tuple[float, float]] = {}  # one record per output file: merge a job's outputs
-        for meta in (wf / ".snakemake" / "metadata").iterdir():
-            record = json.loads(meta.read_text())
-            key = (record.get("rule"), record.get("job_hash"))
-            start, end = record.get("starttime") or 0, record.get("endtime") or 0
-            if key in jobs:
-                start, end = min(start, jobs[key][0]), max(end, jobs[key][1])
-            jobs[key] = (start, end)
-        by_rule: dict[str, list[float]] = {}
-        for (rule, _), (start, end) in jobs.items():
-            by_rule.setdefault(rule, []).append(end - start)
+        by_rule = job_durations(wf)
         spans, loads = {}, 0
         for log in (wf / "results" / "logs").rglob("*.log"):
             rule = log.relative_to(wf / "results" / "logs").parts[0]

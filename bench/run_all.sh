@@ -44,3 +44,4 @@ $LM bench/lmeval_generate.py --model $M --data bench/data/belebele200.jsonl --re
 echo "== pipeline overhead"
 $PY bench/pipeline_overhead.py run --cores 1
 $PY bench/pipeline_overhead.py dryrun --runs "$RUNS"
+$PY bench/cpu_side.py --languages 12
