@@ -184,7 +184,7 @@ class HFBackend(LocalText):
         its depth, so every choice is scored exactly as if it followed its context alone, while a passage
         two questions share, or the first words two choices share, run once. Logits are computed only at
         the positions that predict a scored token. The pass is queued on the device and not waited for:
-        ``_Pass.results`` reads its (item, choice, log-prob, is-greedy) per choice.
+        ``_Pass.read_into`` waits for it and writes each choice's log-prob and is-greedy.
         """
         width = max(len(t.tokens) for t in trees)
         n_rows = len(trees)
@@ -192,16 +192,17 @@ class HFBackend(LocalText):
         pos = torch.tensor([t.depths + [0] * (width - len(t.depths)) for t in trees])
         scored = [(r * width + node, token) for r, t in enumerate(trees) for _, _, nodes, cont in t.targets
                   for node, token in zip(nodes, cont)]
+        flat = [position for position, _ in scored]
         keep = torch.zeros(n_rows * width, dtype=torch.bool)
-        keep[[flat for flat, _ in scored]] = True
-        index = (keep.cumsum(0) - 1)[[flat for flat, _ in scored]]  # the scored positions' rows among the kept
+        keep[flat] = True
+        index = (keep.cumsum(0) - 1)[flat]  # the scored positions' rows among the kept
         keep = keep.view(n_rows, width)
         if self._attn_takes_4d_mask():
             allowed = torch.zeros((n_rows, width, width), dtype=torch.bool)
             tril = torch.ones((width, width), dtype=torch.bool).tril()
             for r, tree in enumerate(trees):
                 _fill_tree_mask(allowed[r], tree.parents, len(tree.tokens), width, tril)
-            dtype = self.model.dtype  # the additive mask is made on the device: a tenth of the bytes to copy
+            dtype = self.model.dtype  # the additive mask is made on the device: half the bytes to copy, no fill on the CPU
             mask = torch.zeros((n_rows, 1, width, width), dtype=dtype, device=self.device)
             mask.masked_fill_(~self._to_device(allowed)[:, None], torch.finfo(dtype).min)
         else:  # one chain a row: the plain causal mask with padding
