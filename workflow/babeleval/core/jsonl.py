@@ -28,6 +28,12 @@ def _escape_surrogates(text: str) -> str:
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+# The same escape, made by the file's encoder as it writes: its ``backslashreplace`` writes a lone surrogate as
+# ``\\udXXX``, which inside a JSON string is that surrogate's escape, at no cost where there is none (a JSON
+# Lines file of prompts is tens of megabytes: a regular expression over every line was a third of its writing).
+JSON_TEXT_ERRORS = "backslashreplace"
+
+
 def _current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -37,9 +43,14 @@ def _current_umask() -> int:
 _UMASK = _current_umask()
 
 
+def _canonical(obj: Any, indent: int | None = None) -> str:
+    """One canonical JSON encoding, so reruns are byte-identical; lone surrogates left as they are."""
+    return json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=indent, allow_nan=False)
+
+
 def dumps(obj: Any) -> str:
-    """One canonical JSON encoding, so reruns are byte-identical."""
-    return _escape_surrogates(json.dumps(obj, ensure_ascii=False, sort_keys=True, allow_nan=False))
+    """The canonical encoding as valid UTF-8 text (lone surrogates escaped)."""
+    return _escape_surrogates(_canonical(obj))
 
 
 def remove_stale_temporaries(path: str | os.PathLike) -> None:
@@ -50,13 +61,14 @@ def remove_stale_temporaries(path: str | os.PathLike) -> None:
 
 
 @contextmanager
-def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[Any]:
+def atomic_open(path: str | os.PathLike, mode: str = "w", errors: str = "strict") -> Iterator[Any]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
+        text = "b" not in mode
+        with os.fdopen(fd, mode, encoding="utf-8" if text else None, errors=errors if text else None) as handle:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
@@ -68,14 +80,14 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[Any]:
 
 
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
-    with atomic_open(path) as handle:
+    with atomic_open(path, errors=JSON_TEXT_ERRORS) as handle:
         for row in rows:
-            handle.write(dumps(row) + "\n")
+            handle.write(_canonical(row) + "\n")
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> None:
-    with atomic_open(path) as handle:
-        handle.write(_escape_surrogates(json.dumps(obj, ensure_ascii=False, sort_keys=True, indent=2, allow_nan=False)) + "\n")
+    with atomic_open(path, errors=JSON_TEXT_ERRORS) as handle:
+        handle.write(_canonical(obj, indent=2) + "\n")
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict]:

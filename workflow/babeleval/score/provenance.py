@@ -63,6 +63,13 @@ def file_sha256(path: str | Path) -> str:
 
 
 def package_versions(names: Iterable[str] = PACKAGES) -> dict[str, str | None]:
+    return dict(_installed_versions(tuple(names)))
+
+
+@lru_cache(maxsize=4)
+def _installed_versions(names: tuple[str, ...]) -> dict[str, str | None]:
+    """Read once per process: a scoring job records them for each of its hundreds of combinations, and each
+    lookup scans the installed distributions."""
     versions: dict[str, str | None] = {"python": platform.python_version()}
     for name in names:
         try:
