@@ -174,6 +174,28 @@ def _draw_scores(models: Sequence[Fit], grids: dict[str, np.ndarray], study: Stu
     return scores
 
 
+def accuracy_spreads(grids: dict[str, np.ndarray], rows: np.ndarray | None = None) -> list[float | None]:
+    """Per language, the variance of the variants' accuracies over all items that their observed accuracies
+    imply (``rows``: over these variants, a resample); None where a variant has fewer than two cells.
+
+    Each variant's items are a random share of the language's, so its observed accuracy varies around its
+    accuracy on all of them by p(1 - p) / (n - 1) x (1 - n / I) (a sample of n of the I items, without
+    replacement); what the observed accuracies vary by beyond that is the variants' own spread.
+    """
+    chosen = slice(None) if rows is None else rows
+    found: list[float | None] = []
+    for grid in grids.values():
+        evaluated = ~np.isnan(grid)
+        n = evaluated.sum(axis=1)
+        if (n < 2).any():
+            found.append(None)
+            continue
+        accuracy = np.where(evaluated, grid, 0.0).sum(axis=1) / n
+        noise = accuracy * (1 - accuracy) / (n - 1) * (1 - n / grid.shape[1])
+        found.append(max(0.0, float(np.var(accuracy[chosen], ddof=1) - noise[chosen].mean())))
+    return found
+
+
 def slopes(model: Fit, grids: dict[str, np.ndarray], study: Study, rng: np.random.Generator,
            draws: int = 20) -> list[float]:
     """Per language, the mean slope p(1 - p) of the probabilities on the evaluated cells over posterior draws:
@@ -191,26 +213,11 @@ def slopes(model: Fit, grids: dict[str, np.ndarray], study: Study, rng: np.rando
     return found
 
 
-def moment_variance(grids: dict[str, np.ndarray], slope: Sequence[float], rows: np.ndarray | None = None) -> float:
-    """The variance of the variants' effects (logit scale, variant plus variant x language) that the spread of
-    their observed accuracies implies, averaged over the languages (``rows``: over these variants, a resample).
-
-    Each variant's items are a random share of the language's, so its observed accuracy varies around its
-    accuracy on all of them by p(1 - p) / (n - 1) x (1 - n / I) (a sample of n of the I items, without
-    replacement); what the observed accuracies vary by beyond that is the variants' own spread. It is taken to
-    the logit scale by each language's ``slope`` (``slopes``).
-    """
-    implied = []
-    for grid, language_slope in zip(grids.values(), slope):
-        evaluated = ~np.isnan(grid)
-        n = evaluated.sum(axis=1)
-        if (n < 2).any():
-            continue
-        accuracy = np.where(evaluated, grid, 0.0).sum(axis=1) / n
-        noise = accuracy * (1 - accuracy) / (n - 1) * (1 - n / grid.shape[1])
-        chosen = slice(None) if rows is None else rows
-        spread = max(0.0, float(np.var(accuracy[chosen], ddof=1) - noise[chosen].mean()))
-        implied.append(spread / language_slope ** 2)
+def moment_variance(spreads: Sequence[float | None], slope: Sequence[float]) -> float:
+    """The variance of the variants' effects (logit scale, variant plus variant x language) that their spread
+    on the accuracy scale (``accuracy_spreads``) implies through each language's ``slope``, averaged over the
+    languages."""
+    implied = [spread / language_slope ** 2 for spread, language_slope in zip(spreads, slope) if spread is not None]
     return float(np.mean(implied)) if implied else 0.0
 
 
@@ -233,21 +240,29 @@ class MomentFit:
 
 
 def with_moment_variance(model: Fit, groups: list[Group], y: np.ndarray, grids: dict[str, np.ndarray],
-                         study: Study, rng: np.random.Generator) -> MomentFit:
+                         study: Study, rng: np.random.Generator, rounds: int = 2, check_draws: int = 50
+                         ) -> MomentFit:
     """The fit again with the variant variances scaled up to what the observed accuracies' spread implies
-    (``moment_variance``), where the empirical Bayes estimate is smaller.
+    (``accuracy_spreads``, ``moment_variance``), where the empirical Bayes estimate is smaller.
 
     The Laplace approximation under-estimates the variance of binary random effects (here: by a third to a
     half in bench/prompt_budget_sim.py), which shrinks the variants towards their mean and pulls the quantiles,
     the best, the worst and the spread in; the moment estimate on the accuracy scale does not lean on that
-    approximation. Two rounds: a larger variance spreads the draws' probabilities out and flattens the slope,
-    so the slope is taken again at the first round's variance.
+    approximation. A larger variance spreads the draws' probabilities out and flattens the slope, so the slope
+    is taken again at each round's variance; a last check draws the variants' scores at the result and scales
+    the slopes by how far the draws' spread of scores still falls short of (or exceeds) the observed one.
     """
+    spreads = accuracy_spreads(grids)
     slope = slopes(model, grids, study, rng)
-    for _ in range(2):
-        scaled = with_variant_variance(model, groups, y, moment_variance(grids, slope))
-        slope = slopes(scaled, grids, study, rng)
-    return MomentFit(with_variant_variance(model, groups, y, moment_variance(grids, slope)), slope)
+    for _ in range(rounds):
+        slope = slopes(with_variant_variance(model, groups, y, moment_variance(spreads, slope)), grids, study, rng)
+    scaled = with_variant_variance(model, groups, y, moment_variance(spreads, slope))
+    drawn = _draw_scores([scaled], grids, study, check_draws, rng)
+    ratios = [spread / got for spread, got in zip(spreads, (float(np.mean(np.var(scores, axis=1, ddof=1)))
+                                                           for scores in drawn.values()))
+              if spread and got > 0]
+    slope = [value / np.sqrt(np.mean(ratios)) for value in slope] if ratios else slope
+    return MomentFit(with_variant_variance(model, groups, y, moment_variance(spreads, slope)), slope)
 
 
 def drawn_variance_fits(model: Fit, groups: list[Group], y: np.ndarray, grids: dict[str, np.ndarray],
@@ -265,7 +280,8 @@ def drawn_variance_fits(model: Fit, groups: list[Group], y: np.ndarray, grids: d
     """
     slope = with_moment_variance(model, groups, y, grids, study, rng).slope
     variants = len(study.variants)
-    targets = [moment_variance(grids, slope, rng.integers(0, variants, variants)) for _ in range(count)]
+    targets = [moment_variance(accuracy_spreads(grids, rng.integers(0, variants, variants)), slope)
+               for _ in range(count)]
     return [with_variant_variance(model, groups, y, target) for target in targets]
 
 
