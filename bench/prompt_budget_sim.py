@@ -88,7 +88,7 @@ def estimate_separately(observed: pd.DataFrame, study: Study, **options) -> pd.D
 
 
 def repetition(truth: Truth, fraction: float, confidence: float, draws: int, seed: int,
-               separate: bool = False, variant_variance: str = "moments") -> pd.DataFrame:
+               separate: bool = False, variant_variance: str = "resampled") -> pd.DataFrame:
     """One simulated study, its budgeted estimate and the exhaustive truth: one row per (language, statistic)."""
     study, full = simulate(truth, np.random.default_rng(seed))
     design = choose_study(study.variants, study.items, Budget(fraction=fraction), seed=seed, parallel=True)
@@ -132,7 +132,8 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=400)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--separate", action="store_true", help="fit each language on its own (no borrowing)")
-    parser.add_argument("--variant-variance", nargs="+", choices=["moments", "laplace"], default=["moments"],
+    parser.add_argument("--variant-variance", nargs="+", choices=["resampled", "moments", "laplace"],
+                        default=["resampled"],
                         help="how the variants' variance is estimated (budget_estimate.estimate); two: both on the "
                              "same studies, side by side")
     args = parser.parse_args()

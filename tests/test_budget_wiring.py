@@ -66,6 +66,20 @@ def test_a_set_of_one_variant_is_refused(params, repo_root):
         validate(params, root=repo_root)
 
 
+@pytest.mark.parametrize("task, base, headline", [("translation_to", "en_zeroshot", "chrf"), ("jsquad", "0.1", "f1")])
+def test_a_budget_on_a_metric_without_a_right_or_wrong_item_is_refused_at_validation(repo_root, task, base, headline):
+    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    params["tasks"] = {task: copy.deepcopy(params["tasks"][task])}
+    params["tasks"][task]["variants"] = {base: {"sample": "all", "axes": {"shots": [0, 1, 2]},
+                                                "budget": {"fraction": 0.5}}}
+    with pytest.raises(ConfigError, match=rf"params.yaml: tasks\.{task}\.variants\.{base}\.budget: ") as error:
+        validate(params, root=repo_root)
+    assert f"reports {headline} " in str(error.value) and "not right or wrong per item" in str(error.value)
+    # the same set without a budget is a valid grid: the budget is what is refused
+    del params["tasks"][task]["variants"][base]["budget"]
+    assert not validate(params, root=repo_root).tasks[task].budgets
+
+
 def test_each_variant_renders_only_its_cells_and_every_job_draws_the_same_design():
     plan = StudyPlan(base="fs", variants=tuple(f"fs~enum={k}" for k in "abcdef"), budget=_budget(0.25), seed=3,
                      parallel=True)

@@ -14,7 +14,9 @@ import pandas as pd
 import pytest
 
 from babeleval.prompts.budget_design import Budget, choose_cells, choose_study
-from babeleval.analysis.budget_estimate import STATISTICS, Study, estimate, exhaustive
+from babeleval.analysis.budget_estimate import (STATISTICS, Study, _groups, drawn_variance_fits, estimate,
+                                               exhaustive, outcome_grids)
+from babeleval.analysis.budget_fit import fit
 from babeleval.core.errors import ConfigError, DataError
 from conftest import ROOT
 
@@ -135,15 +137,20 @@ def test_languages_with_their_own_items_are_estimated_from_their_own_draws():
     assert ((mean > 0.55) & (mean < 0.85)).all(), mean
 
 
-def test_the_moment_variance_widens_the_variants_where_the_fit_shrinks_them_too_much():
+def simulated_study(seed: int = 3):
+    """A simulated study of 40 variants x 300 items, its exhaustive outcomes and those of a designed 20%."""
     sim = load_sim()
-    study, full = sim.simulate(sim.Truth(variants=40, items=300), np.random.default_rng(3))
-    design = choose_study(study.variants, study.items, Budget(fraction=0.2), seed=3, parallel=True)
+    study, full = sim.simulate(sim.Truth(variants=40, items=300), np.random.default_rng(seed))
+    design = choose_study(study.variants, study.items, Budget(fraction=0.2), seed=seed, parallel=True)
     chosen = pd.DataFrame([(lang, v, i) for lang, by_variant in design.items() for v, ids in by_variant.items()
                            for i in ids], columns=["language", "variant", "item"])
-    observed = full.merge(chosen, on=["language", "variant", "item"])
+    return study, full, full.merge(chosen, on=["language", "variant", "item"])
+
+
+def test_the_moment_variance_widens_the_variants_where_the_fit_shrinks_them_too_much():
+    study, full, observed = simulated_study()
     laplace = estimate(observed, study, draws=100, seed=3, variant_variance="laplace")
-    moments = estimate(observed, study, draws=100, seed=3)
+    moments = estimate(observed, study, draws=100, seed=3, variant_variance="moments")
     assert moments.variances["variant"] >= laplace.variances["variant"]
     assert moments.variances["item"] == laplace.variances["item"]  # only the variants' variance is scaled
     spread = {name: fit.table.set_index("statistic").loc["spread", "estimate"]
@@ -151,3 +158,17 @@ def test_the_moment_variance_widens_the_variants_where_the_fit_shrinks_them_too_
     truth = exhaustive(full, study).set_index("statistic").loc["spread", "value"]
     assert spread["laplace"] <= spread["moments"]
     assert abs(spread["moments"] - truth) <= abs(spread["laplace"] - truth) + 0.005, (spread, truth)
+
+
+def test_the_variants_variance_is_drawn_from_resamples_of_the_variants_and_widens_the_tails():
+    study, full, observed = simulated_study()
+    grids = outcome_grids(observed, study)
+    groups, y = _groups(grids, study)
+    model = fit(groups, y)
+    fits = drawn_variance_fits(model, groups, y, grids, study, 10, np.random.default_rng(0))
+    variances = [drawn.variances["variant"] for drawn in fits]
+    assert len(set(variances)) > 5 and min(variances) >= model.variances["variant"]
+    assert all(drawn.variances["item"] == model.variances["item"] for drawn in fits)  # only the variants'
+    width = {name: estimate(observed, study, draws=200, seed=3, variant_variance=name).table.set_index("statistic")
+             .eval("high - low") for name in ("moments", "resampled")}
+    assert (width["resampled"][["q05", "q95", "spread"]] > width["moments"][["q05", "q95", "spread"]]).all(), width

@@ -146,10 +146,15 @@ def _level_shift(observed_logits: np.ndarray, accuracy: float, steps: int = 30) 
     return shift
 
 
-def _draw_scores(model: Fit, grids: dict[str, np.ndarray], study: Study, draws: int,
+def _draw_scores(models: Sequence[Fit], grids: dict[str, np.ndarray], study: Study, draws: int,
                  rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """language -> draws x variants of scores: observed outcomes kept, the rest drawn from the posterior."""
-    thetas = model.draw(draws, rng)
+    """language -> draws x variants of scores: observed outcomes kept, the rest drawn from the posterior.
+
+    ``models``: fits of the same model at different variances (``drawn_variance_fits``), sharing the draws
+    equally, so that the draws also cover what is not known about the variances.
+    """
+    shares = np.diff(np.linspace(0, draws, len(models) + 1).round().astype(int))
+    thetas = np.concatenate([model.draw(int(share), rng) for model, share in zip(models, shares)], axis=1)
     scores = {}
     for position, (language, grid) in enumerate(grids.items()):
         missing = np.isnan(grid)
@@ -159,7 +164,7 @@ def _draw_scores(model: Fit, grids: dict[str, np.ndarray], study: Study, draws: 
             continue
 
         def drawn(draw: int) -> np.ndarray:  # recomputed, not kept: all draws' grids would not fit in memory
-            return _logits(model, thetas[:, draw], study, position)
+            return _logits(models[0], thetas[:, draw], study, position)
 
         shift = _level_shift(np.stack([drawn(draw)[~missing] for draw in range(draws)]),
                              float(grid[~missing].mean())) if (~missing).any() else 0.0
@@ -169,63 +174,137 @@ def _draw_scores(model: Fit, grids: dict[str, np.ndarray], study: Study, draws: 
     return scores
 
 
-def moment_variance(grids: dict[str, np.ndarray], model: Fit, study: Study) -> float:
-    """The variance of the variants' effects (logit scale, variant plus variant x language) that the spread of
-    their observed accuracies implies, averaged over the languages.
+def accuracy_spreads(grids: dict[str, np.ndarray], rows: np.ndarray | None = None) -> list[float | None]:
+    """Per language, the variance of the variants' accuracies over all items that their observed accuracies
+    imply (``rows``: over these variants, a resample); None where a variant has fewer than two cells.
 
     Each variant's items are a random share of the language's, so its observed accuracy varies around its
     accuracy on all of them by p(1 - p) / (n - 1) x (1 - n / I) (a sample of n of the I items, without
-    replacement); what the observed accuracies vary by beyond that is the variants' own spread. It is taken to
-    the logit scale by the mean slope p(1 - p) of the fitted probabilities on the evaluated cells.
+    replacement); what the observed accuracies vary by beyond that is the variants' own spread.
     """
-    implied = []
-    for position, grid in enumerate(grids.values()):
+    chosen = slice(None) if rows is None else rows
+    found: list[float | None] = []
+    for grid in grids.values():
         evaluated = ~np.isnan(grid)
         n = evaluated.sum(axis=1)
         if (n < 2).any():
+            found.append(None)
             continue
         accuracy = np.where(evaluated, grid, 0.0).sum(axis=1) / n
         noise = accuracy * (1 - accuracy) / (n - 1) * (1 - n / grid.shape[1])
-        spread = max(0.0, float(np.var(accuracy, ddof=1) - noise.mean()))
-        p = expit(_logits(model, model.theta, study, position)[evaluated])
-        implied.append(spread / max(float(np.mean(p * (1 - p))), 1e-6) ** 2)
+        found.append(max(0.0, float(np.var(accuracy[chosen], ddof=1) - noise[chosen].mean())))
+    return found
+
+
+def slopes(model: Fit, grids: dict[str, np.ndarray], study: Study, rng: np.random.Generator,
+           draws: int = 20) -> list[float]:
+    """Per language, the mean slope p(1 - p) of the probabilities on the evaluated cells over posterior draws:
+    how much a variant's accuracy moves with its effect on the logit scale, as the draws move it.
+
+    Over draws rather than at the mode: the draws spread the items' effects out from the mode's shrunken ones,
+    which puts more cells near 0 or 1, where the slope is flatter (by about 5% in bench/prompt_budget_sim.py).
+    """
+    thetas = model.draw(draws, rng)
+    found = []
+    for position, grid in enumerate(grids.values()):
+        evaluated = ~np.isnan(grid)
+        p = np.stack([expit(_logits(model, thetas[:, draw], study, position)[evaluated]) for draw in range(draws)])
+        found.append(max(float(np.mean(p * (1 - p))), 1e-6))
+    return found
+
+
+def moment_variance(spreads: Sequence[float | None], slope: Sequence[float]) -> float:
+    """The variance of the variants' effects (logit scale, variant plus variant x language) that their spread
+    on the accuracy scale (``accuracy_spreads``) implies through each language's ``slope``, averaged over the
+    languages."""
+    implied = [spread / language_slope ** 2 for spread, language_slope in zip(spreads, slope) if spread is not None]
     return float(np.mean(implied)) if implied else 0.0
 
 
-def with_moment_variance(model: Fit, groups: list[Group], y: np.ndarray, grids: dict[str, np.ndarray],
-                         study: Study) -> Fit:
-    """The fit again with the variant variances scaled up to what the observed accuracies' spread implies
-    (``moment_variance``), where the empirical Bayes estimate is smaller.
-
-    The Laplace approximation under-estimates the variance of binary random effects (here: by a third to a
-    half in bench/prompt_budget_sim.py), which shrinks the variants towards their mean and pulls the quantiles,
-    the best, the worst and the spread in; the moment estimate on the accuracy scale does not lean on that
-    approximation. Variant and variant x language variances are scaled by one factor, keeping their ratio.
-    """
+def with_variant_variance(model: Fit, groups: list[Group], y: np.ndarray, target: float) -> Fit:
+    """The fit again with the variant variances (variant, variant x language) scaled by one factor to sum to
+    ``target`` (keeping their ratio), where the empirical Bayes estimate is smaller; else the fit itself."""
     names = [name for name in ("variant", "variant x language") if name in model.variances]
     fitted = sum(model.variances[name] for name in names)
-    target = moment_variance(grids, model, study)
     if target <= fitted:
         return model
     scaled = {**model.variances, **{name: model.variances[name] * target / fitted for name in names}}
     return at_variances(groups, y, scaled, model.theta)
 
 
+@dataclass(frozen=True)
+class MomentFit:
+    """The fit at the moment variance (``with_moment_variance``) and the slopes that took it to the logit scale."""
+    model: Fit
+    slope: list[float]
+
+
+def with_moment_variance(model: Fit, groups: list[Group], y: np.ndarray, grids: dict[str, np.ndarray],
+                         study: Study, rng: np.random.Generator, rounds: int = 2, check_draws: int = 50
+                         ) -> MomentFit:
+    """The fit again with the variant variances scaled up to what the observed accuracies' spread implies
+    (``accuracy_spreads``, ``moment_variance``), where the empirical Bayes estimate is smaller.
+
+    The Laplace approximation under-estimates the variance of binary random effects (here: by a third to a
+    half in bench/prompt_budget_sim.py), which shrinks the variants towards their mean and pulls the quantiles,
+    the best, the worst and the spread in; the moment estimate on the accuracy scale does not lean on that
+    approximation. A larger variance spreads the draws' probabilities out and flattens the slope, so the slope
+    is taken again at each round's variance; a last check draws the variants' scores at the result and scales
+    the slopes by how far the draws' spread of scores still falls short of (or exceeds) the observed one.
+    """
+    spreads = accuracy_spreads(grids)
+    slope = slopes(model, grids, study, rng)
+    for _ in range(rounds):
+        slope = slopes(with_variant_variance(model, groups, y, moment_variance(spreads, slope)), grids, study, rng)
+    scaled = with_variant_variance(model, groups, y, moment_variance(spreads, slope))
+    drawn = _draw_scores([scaled], grids, study, check_draws, rng)
+    ratios = [spread / got for spread, got in zip(spreads, (float(np.mean(np.var(scores, axis=1, ddof=1)))
+                                                           for scores in drawn.values()))
+              if spread and got > 0]
+    slope = [value / np.sqrt(np.mean(ratios)) for value in slope] if ratios else slope
+    return MomentFit(with_variant_variance(model, groups, y, moment_variance(spreads, slope)), slope)
+
+
+def drawn_variance_fits(model: Fit, groups: list[Group], y: np.ndarray, grids: dict[str, np.ndarray],
+                        study: Study, count: int, rng: np.random.Generator) -> list[Fit]:
+    """The fit at ``count`` variant variances, each the moment variance (``with_moment_variance``) of a
+    resample of the variants (with replacement; the same variants in every language), where larger than the
+    empirical Bayes estimate.
+
+    A plug-in variance treats the variants' spread as known, though it is estimated from as many variants as
+    the set has: the shrinkage of every variant, and with it the quantiles, the best, the worst and the spread,
+    then vary less over the draws than they are uncertain. Resampling the variants gives the variance
+    estimate's own uncertainty, and the draws are shared among the fits at the resampled variances. Each is a
+    refit of the posterior mode at given variances (Newton steps from the fit's mode), not a new empirical
+    Bayes fit.
+    """
+    slope = with_moment_variance(model, groups, y, grids, study, rng).slope
+    variants = len(study.variants)
+    targets = [moment_variance(accuracy_spreads(grids, rng.integers(0, variants, variants)), slope)
+               for _ in range(count)]
+    return [with_variant_variance(model, groups, y, target) for target in targets]
+
+
 def estimate(observed: pd.DataFrame, study: Study, confidence: float = 0.9, draws: int = 400,
-             seed: int = 0, variant_variance: str = "moments") -> Estimate:
+             seed: int = 0, variant_variance: str = "resampled", variance_draws: int = 20) -> Estimate:
     """The score distribution over the study's variants in each language, from the evaluated cells.
 
-    ``variant_variance``: "moments" (``with_moment_variance``) or "laplace" (the fit's own empirical Bayes
-    variances, which pull the tails in: bench/prompt_budget_sim.py compares the two).
+    ``variant_variance``: "resampled" (``drawn_variance_fits``: ``variance_draws`` variances, each from a
+    resample of the variants), "moments" (one, ``with_moment_variance``) or "laplace" (the fit's own empirical
+    Bayes variances, which pull the tails in); bench/prompt_budget_sim.py compares them.
     """
     grids = outcome_grids(observed, study)
     groups, y = _groups(grids, study)
     if not len(y):
         raise DataError("outcomes: no evaluated cell to estimate from")
     model = fit(groups, y)
+    rng = np.random.default_rng(seed)
+    models = [model]
     if variant_variance == "moments":
-        model = with_moment_variance(model, groups, y, grids, study)
-    scores = _draw_scores(model, grids, study, draws, np.random.default_rng(seed))
+        models = [with_moment_variance(model, groups, y, grids, study, rng).model]
+    elif variant_variance == "resampled":
+        models = drawn_variance_fits(model, groups, y, grids, study, variance_draws, rng)
+    scores = _draw_scores(models, grids, study, draws, rng)
     tail = (1 - confidence) / 2
     rows, variant_rows = [], []
     for language, drawn in scores.items():
@@ -241,7 +320,7 @@ def estimate(observed: pd.DataFrame, study: Study, confidence: float = 0.9, draw
         variant_rows += [{"language": language, "variant": v, "estimate": float(drawn[:, k].mean()),
                           "low": float(low[k]), "high": float(high[k]), "items_evaluated": int(evaluated[k])}
                          for k, v in enumerate(study.variants)]
-    return Estimate(pd.DataFrame(rows), pd.DataFrame(variant_rows), model.variances)
+    return Estimate(pd.DataFrame(rows), pd.DataFrame(variant_rows), models[0].variances)
 
 
 def exhaustive(observed: pd.DataFrame, study: Study) -> pd.DataFrame:

@@ -46,7 +46,8 @@ def task_entry(name: str, entry: dict, params: dict, source_file: str, root: str
         metric_options["spm_model"] = str(Path(root) / params["metrics"]["flores200_spm"])
     checked = TaskEntry(name=name, languages=tuple(entry["languages"]), templates=templates, source=source,
                         limit=entry.get("limit"), options=options, metric_options=metric_options,
-                        budgets=budget_plans(name, entry, templates, params["seed"], source_file))
+                        budgets=budget_plans(name, get_family(task.FAMILY), entry, templates, params["seed"],
+                                             source_file))
     if is_local(source):
         missing = []
         records = [prompt_record(checked, template, language, params["seed"])

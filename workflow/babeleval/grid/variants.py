@@ -12,6 +12,8 @@ from ..prompts.budget_design import Budget, StudyPlan
 from ..prompts.templates import Template, template_fields
 from ..prompts.variants import (PHRASES_FILE, base_name, declared_axes, is_variant, phrase_table, sample_settings,
                                 variant_name)
+from ..score.metrics import ItemMean, get_metric, headline_metric
+from ..tasks.families import Family
 
 
 def grid_template_names(task: str, entry: dict, seed: int, source_file: str, root: str | Path = ".") -> list[str]:
@@ -80,8 +82,8 @@ def check_variant(template: Template, family: str, languages: Sequence[str], whe
                           f"{PHRASES_FILE}; add them there, or leave instr=tgt out for this task")
 
 
-def budget_plans(task: str, entry: dict, templates: dict[str, Template], seed: int, source_file: str
-                 ) -> dict[str, StudyPlan]:
+def budget_plans(task: str, family: Family, entry: dict, templates: dict[str, Template], seed: int,
+                 source_file: str) -> dict[str, StudyPlan]:
     """base template -> the plan of its budgeted variant set (``variants.<base>.budget: {fraction: f} | {cells: n}``,
     ``parallel: true`` for items that are the same in every language): every variant ``variants:`` draws (the base
     itself where its own settings are drawn) answers only the items its seeded design gives it
@@ -95,6 +97,8 @@ def budget_plans(task: str, entry: dict, templates: dict[str, Template], seed: i
         variants = tuple(sorted(name for name in templates if base_name(name) == base and name not in listed))
         budget = Budget(cells=request["budget"].get("cells"), fraction=request["budget"].get("fraction"))
         check_budget(budget, variants, [templates[name] for name in variants], where)
+        for name in variants:
+            check_outcome(templates[name], family, where)
         plans[base] = StudyPlan(base=base, variants=variants, budget=budget, seed=seed,
                                 parallel=bool(request["budget"].get("parallel", False)))
     return plans
@@ -119,3 +123,16 @@ def check_budget(budget: Budget, variants: tuple[str, ...], templates: list[Temp
         raise ConfigError(f"{where}: variant {first[0]} takes its exemplars out of the evaluated items (fewshot "
                           "sampler `first`), so the variants would not share their items: use the random or "
                           "stratified sampler, or leave the budget out")
+
+
+def check_outcome(template: Template, family: Family, where: str) -> None:
+    """A budgeted variant's headline metric is a share of items right (``ItemMean`` of right/wrong outcomes, as the
+    metric registry declares it): the estimate models each (variant, item) cell as right or wrong, and a score
+    such as BLEU, chrF or SQuAD F1 has no such outcome per item."""
+    headline = headline_metric(family.reported_metrics(template.mode, template.metrics))
+    resampling = get_metric(headline).resampling if headline else None
+    if not (isinstance(resampling, ItemMean) and resampling.outcome):
+        raise ConfigError(f"{where}: variant {template.name} reports {headline or 'no headline metric'} (task "
+                          f"family {family.name}), which is not right or wrong per item; the budgeted estimate models "
+                          "each (variant, item) cell as right or wrong, so it needs a metric such as accuracy: "
+                          "leave the budget out and run the variants in full")
