@@ -15,7 +15,7 @@ min_version("9.0")
 
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
-from babeleval.grid import paths, run_lock, template_hashes
+from babeleval.grid import paths, run_lock, scheduling, template_hashes
 from babeleval.grid.params import read_params_file
 
 # A second Snakemake while one runs here, or after one was killed: said with who holds the directory and what to
@@ -70,6 +70,9 @@ rule all:
 # templates' hashes, DVC's params of the evaluate stage (babeleval.grid.template_hashes).
 onstart:
     run_lock.claim()
+    # Snakemake's default job rate limit makes its main process poll every waiting job's inputs about once a second
+    # per finished job (babeleval.grid.scheduling); a limit the user sets is kept.
+    scheduling.drop_default_rate_limit(workflow.scheduler)
     template_hashes.write(GRID)
 
 
