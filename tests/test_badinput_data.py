@@ -66,7 +66,7 @@ CASES = [
     Case("invalid-utf8", edit_lines("jpn_Jpan", _line(7, b'{"link": "\xff\xfe broken"}\n')),
          [JPN + r"line 7: not valid UTF-8 \(byte 11 of the line\)"]),
     Case("truncated-json-line", edit_lines("jpn_Jpan", _line(8, b'{"link": "https://example.org/x", "question_n\n')),
-         [JPN + r"line 8: not valid JSON \(Invalid control character, column 46\)"]),
+         [JPN + r"line 8: not valid JSON \(Unterminated string starting, column 35\)"]),
     Case("line-not-an-object", edit_lines("jpn_Jpan", _line(9, b'["a", "list"]\n')),
          [JPN + r"line 9: expected a JSON object, got list"]),
     Case("broken-exemplar-language", edit_rows("eng_Latn", _row(10, correct_answer_num="0")),

@@ -91,27 +91,33 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict]:
-    """Read a JSON Lines file; a malformed line stops with the file and line number."""
+    """Read a JSON Lines file; a malformed line stops with the file and line number.
+
+    The file is decoded in one piece and split at newlines only (a JSON string may hold U+2028 as it is): decoding
+    line by line was a sixth of the time a scoring job spent reading generations of tens of megabytes.
+    """
     path = Path(path)
-    rows = []
     try:
-        handle = path.open("rb")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise DataError(f"{path}: file not found") from None
-    with handle:
-        for lineno, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DataError(f"{path}: line {lineno}: not valid UTF-8 (byte {exc.start + 1} of the line)") from None
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                reason = exc.msg.removesuffix(" at")  # "Unterminated string starting at" <column>
-                raise DataError(f"{path}: line {lineno}: not valid JSON ({reason}, column {exc.colno})") from None
-            if not isinstance(row, dict):
-                raise DataError(f"{path}: line {lineno}: expected a JSON object, got {type(row).__name__}")
-            rows.append(row)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        lineno = data.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"{path}: line {lineno}: not valid UTF-8 "
+                        f"(byte {exc.start - line_start + 1} of the line)") from None
+    rows = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            reason = exc.msg.removesuffix(" at")  # "Unterminated string starting at" <column>
+            raise DataError(f"{path}: line {lineno}: not valid JSON ({reason}, column {exc.colno})") from None
+        if not isinstance(row, dict):
+            raise DataError(f"{path}: line {lineno}: expected a JSON object, got {type(row).__name__}")
+        rows.append(row)
     return rows
