@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from babeleval.score import outcomes
 from conftest import ROOT
 
 VARIANTS = ["fs", *(f"fs~order=p{k}" for k in range(1, 10))]
@@ -16,17 +17,16 @@ ITEMS = [f"q{k:03d}" for k in range(60)]
 
 
 def write_run(root, correct=True, variants=VARIANTS, items=ITEMS):
-    """A run's raw outputs (every variant on ``items``) and the task's prepared items, as the workflow writes them."""
+    """A run's outcome tables (every variant on ``items``) and the task's prepared items, as the workflow writes them."""
     rng = np.random.default_rng(0)
     for language in LANGUAGES:
         prepared = root / "data/prepared/belebele" / f"{language}.jsonl"
         prepared.parent.mkdir(parents=True, exist_ok=True)
         prepared.write_text("".join(json.dumps({"id": i}) + "\n" for i in ITEMS))
         for variant in variants:
-            raw = root / "results/raw/tiny/belebele" / language / f"{variant}.jsonl"
-            raw.parent.mkdir(parents=True, exist_ok=True)
-            raw.write_text("".join(json.dumps({"id": i, "correct": bool(rng.random() < 0.5) if correct else None,
-                                               "f1": 0.5}) + "\n" for i in items))
+            outcomes.write(root / "results/outcomes/tiny/belebele" / language / f"{variant}.parquet",
+                           [{"id": i, "correct": bool(rng.random() < 0.5) if correct else None, "f1": 0.5}
+                            for i in items])
 
 
 def run(root, *args):

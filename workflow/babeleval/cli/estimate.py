@@ -4,7 +4,7 @@
     python -m babeleval estimate --model tiny-llama --task belebele --base formatspread --parallel \\
         --validate --fraction 0.1
 
-Reads the per-item outcomes (``results/raw/<model>/<task>/<language>/<template>.jsonl``) of every variant of
+Reads the per-item outcomes (``results/outcomes/<model>/<task>/<language>/<template>.parquet``) of every variant of
 the base template and the task's prepared items (``data/prepared/<task>/<language>.jsonl``: the items each
 variant would answer in a full run), fits the budgeted estimator (babeleval.analysis.budget_estimate) and prints
 per language the mean over variants, the 5..95% quantiles, the best, the worst and the spread, each with its
@@ -26,7 +26,7 @@ import pandas as pd
 from ..prompts.budget_design import Budget, choose_study
 from ..analysis.budget_estimate import Study, estimate, exhaustive
 from ..analysis.budget_table import outcomes_of
-from ..analysis.records import load_raw
+from ..analysis.records import CORRECTNESS, load_outcomes as load_outcome_tables
 from ..core import paths
 from ..core.errors import BabelevalError, DataError
 from ..core.jsonl import read_jsonl
@@ -35,11 +35,11 @@ from ..prompts.variants import base_name
 
 def load_outcomes(root: Path, model: str, task: str, base: str) -> pd.DataFrame:
     """language, variant, item, correct: every per-item outcome of the base template's variants."""
-    folder = root / paths.RAW_DIR / model / task
-    files = [path for path in sorted(folder.glob("*/*.jsonl")) if base_name(path.stem) == base]
+    folder = root / paths.OUTCOMES_DIR / model / task
+    files = [path for path in sorted(folder.glob("*/*.parquet")) if base_name(path.stem) == base]
     if not files:
         raise DataError(f"no per-item outputs of {base} or its variants under {folder}/ (run the workflow first)")
-    return outcomes_of(load_raw(files))
+    return outcomes_of(load_outcome_tables(files, CORRECTNESS))
 
 
 def prepared_items(root: Path, task: str, languages: list[str]) -> dict[str, list[str]]:
@@ -59,7 +59,7 @@ def chosen_languages(observed: pd.DataFrame, languages: list[str] | None, args: 
         return observed
     absent = sorted(set(languages) - set(observed["language"]))
     if absent:
-        raise DataError(f"no outputs of {args.base} in {absent[0]} under {args.root / paths.RAW_DIR}/")
+        raise DataError(f"no outputs of {args.base} in {absent[0]} under {args.root / paths.OUTCOMES_DIR}/")
     return observed[observed["language"].isin(languages)]
 
 
