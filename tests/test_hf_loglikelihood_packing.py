@@ -113,9 +113,7 @@ def test_short_trees_share_a_row_with_long_ones(backend, monkeypatch):
 
 def test_on_a_cpu_packed_rows_are_capped_and_passes_hold_rows_of_like_width(backend, monkeypatch):
     """A row holding several trees is at most CPU_PACK_WIDTH wide (attention costs its width squared); a tree
-    longer than that is a row of its own; a pass's rows are at least NARROWEST_IN_PASS of its widest."""
-    from babeleval.generate.backends import hf
-
+    longer than that is a row of its own; a pass's rows are at least CPU_NARROWEST_IN_PASS of its widest."""
     monkeypatch.setattr(backend, "batch_size", len(REQUESTS))
     encoded = [backend.encode_request(r.context, r.continuations) for r in REQUESTS]
     lengths = sorted((len(backend._tree(row, encoded).tokens) for row in backend._rows(encoded)), reverse=True)
@@ -126,7 +124,7 @@ def test_on_a_cpu_packed_rows_are_capped_and_passes_hold_rows_of_like_width(back
     assert sorted(len(row.tokens) for row in rows if len(row.tokens) > cap) == [lengths[0]]
     assert sorted(len(row.tokens) for row in rows) != sorted(lengths)  # short trees still share rows
     for batch in passes:
-        assert all(len(row.tokens) >= hf.NARROWEST_IN_PASS * len(batch[0].tokens) for row in batch)
+        assert all(len(row.tokens) >= backend.CPU_NARROWEST_IN_PASS * len(batch[0].tokens) for row in batch)
     results, shapes = run_counting_rows(backend)
     assert [(len(batch), len(batch[0].tokens)) for batch in passes] == shapes
     for request, result in zip(REQUESTS, results):

@@ -117,18 +117,22 @@ class HFBackend(LocalText):
     # a few-shot prefix) are packed into one row, up to this many items a row.
     SHARED_FRACTION = 0.25
     ITEMS_PER_ROW = 8
-    # On a CPU, packed rows are at most this wide: attention costs a row's width squared whichever trees it
-    # holds, which next to a small model's matmuls is a large share (rows as wide as the longest tree made
-    # scoring the CPU benchmark's text choices about a tenth slower; 128, 256 and 512 measured alike).
-    # On a GPU rows are as wide as the longest tree, as measured there (bench/RESULTS.md).
+    # On a CPU, where a pass costs its positions and its rows' widths squared (attention), and a bigger pass
+    # keeps no device busier: packed rows are at most CPU_PACK_WIDTH wide, and a pass ends before a row
+    # narrower than CPU_NARROWEST_IN_PASS of its first (widest), so no row of it is more than a fifth padding.
+    # Both measured on the CPU benchmark (bench/RESULTS.md): rows as wide as the longest tree and passes of a
+    # fixed item count (an eighth of their positions padding) made scoring text choices about a fifth slower;
+    # widths 128, 256 and 512 measured alike. On a GPU, rows are as wide as the longest tree, as measured there.
     CPU_PACK_WIDTH = 256
+    CPU_NARROWEST_IN_PASS = 0.8
 
     def _passes(self, encoded: list[tuple[list[int], list[list[int]]]]) -> list[list["_Tree"]]:
-        """The forward passes of a log-likelihood call: each a list of rows (token trees), longest first."""
+        """The forward passes of a log-likelihood call: each a list of rows (token trees), widest first."""
         trees = sorted((self._tree(row, encoded) for row in self._rows(encoded)), key=lambda t: -len(t.tokens))
+        on_cpu = self.device.startswith("cpu")
         if self._attn_takes_4d_mask():
-            trees = _pack(trees, self.CPU_PACK_WIDTH if self.device.startswith("cpu") else None)
-        return list(_batches(trees, self.batch_size))
+            trees = _pack(trees, self.CPU_PACK_WIDTH if on_cpu else None)
+        return list(_batches(trees, self.batch_size, self.CPU_NARROWEST_IN_PASS if on_cpu else 0.0))
 
     def _rows(self, encoded: list[tuple[list[int], list[list[int]]]]) -> list[list[tuple[int, int | None]]]:
         """Plan the rows of the forward passes: each row lists the (item, choice) sequences it runs.
@@ -327,18 +331,13 @@ class _Pass:
             logprobs[item][k], greedy[item][k] = lp, g
 
 
-# A pass ends before a row narrower than this fraction of its first (widest) row, so no row of a pass is more
-# than a fifth padding (passes of a fixed item count ran an eighth padding on the CPU benchmark's rows).
-NARROWEST_IN_PASS = 0.8
-
-
-def _batches(trees: list[_Tree], items: int) -> Iterator[list[_Tree]]:
+def _batches(trees: list[_Tree], items: int, narrowest: float = 0.0) -> Iterator[list[_Tree]]:
     """Consecutive rows (widest first) holding about ``items`` items a pass (a row holds one or more items);
-    a row much narrower than the pass's first starts the next pass."""
+    a row narrower than ``narrowest`` times the pass's first row starts the next pass."""
     batch: list[_Tree] = []
     held = 0
     for tree in trees:
-        if batch and len(tree.tokens) < NARROWEST_IN_PASS * len(batch[0].tokens):
+        if batch and len(tree.tokens) < narrowest * len(batch[0].tokens):
             yield batch
             batch, held = [], 0
         batch.append(tree)
