@@ -5,7 +5,8 @@ token tree holding an item's context and then each of its choices (items whose c
 such as two questions on one passage or a common few-shot prefix, share a row), a 4D attention mask
 lets every token see only its ancestors, and logits are computed only where a scored token is
 predicted. Single-token choices (letters) thus cost one pass over the context and one logit row.
-Short trees are packed into the room long rows leave, so a batch runs almost no padding.
+Short trees are packed into the room long rows leave, so a batch runs almost no padding (on a CPU, into
+rows at most ``HFBackend.CPU_PACK_WIDTH`` wide, and a pass holds rows of like width).
 Prompt encoding, chat rendering and stop-sequence cutting are shared with the vLLM backend (local_text).
 """
 
