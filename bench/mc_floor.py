@@ -38,7 +38,6 @@ def main(argv: list[str] | None = None) -> None:
 
     from babeleval.generate.backends.base import LoglikelihoodRequest
     from babeleval.generate.backends.config import HFConfig
-    from babeleval.generate.backends import hf
     from babeleval.generate.backends.hf import HFBackend
 
     backend = HFBackend(HFConfig(model=args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size),
@@ -48,9 +47,8 @@ def main(argv: list[str] | None = None) -> None:
     encoded = [backend.encode_request(r.context, r.continuations) for r in requests]
     lmeval_tokens = sum(len(ctx) if all(len(c) == 1 for c in conts) else sum(len(ctx) + len(c) - 1 for c in conts)
                         for ctx, conts in encoded)
-    trees = sorted((backend._tree(row, encoded) for row in backend._rows(encoded)), key=lambda t: -len(t.tokens))
-    unique_tokens = sum(len(t.tokens) for t in trees)
-    batches = list(hf._batches(hf._pack(trees), args.batch_size))  # the scorer's own rows and batches
+    batches = backend._passes(encoded)  # the scorer's own rows and passes
+    unique_tokens = sum(len(t.tokens) for batch in batches for t in batch)
 
     def sync():
         if backend.device == "cuda":

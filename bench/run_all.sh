@@ -27,6 +27,9 @@ for data in belebele200 belebele200-unique; do
   done
 done
 
+echo "== the fixed cost, stage by stage"
+$PY bench/startup.py --model $M
+
 for choices in texts letters; do
   echo "== floor: one forward pass over the unique tokens ($choices)"
   $PY bench/mc_floor.py --model $M --data bench/data/belebele200.jsonl --choices $choices --repeats "$RUNS"

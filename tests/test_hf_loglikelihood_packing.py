@@ -86,20 +86,46 @@ def test_order_and_batch_size_do_not_change_results(backend, monkeypatch):
         assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
 
 
-def test_short_trees_share_a_row_with_long_ones(backend, monkeypatch):
-    """Rows of very different lengths are packed side by side, so a batch runs almost no padding."""
+def run_counting_rows(backend):
+    """The results of scoring REQUESTS and the (rows, width) of each forward pass."""
     shapes = []
 
     def count(module, args, kwargs):
         shapes.append(tuple(kwargs["input_ids"].shape))
 
-    monkeypatch.setattr(backend, "batch_size", len(REQUESTS))
     handle = backend.model.register_forward_pre_hook(count, with_kwargs=True)
     try:
-        results = backend.loglikelihood(REQUESTS)
+        return backend.loglikelihood(REQUESTS), shapes
     finally:
         handle.remove()
+
+
+def test_short_trees_share_a_row_with_long_ones(backend, monkeypatch):
+    """Rows of very different lengths are packed side by side, so a batch runs almost no padding."""
+    monkeypatch.setattr(backend, "batch_size", len(REQUESTS))
+    monkeypatch.setattr(backend, "CPU_PACK_WIDTH", None)  # rows as wide as the longest tree, as on a GPU
+    results, shapes = run_counting_rows(backend)
     trees = backend._rows([backend.encode_request(r.context, r.continuations) for r in REQUESTS])
-    assert len(shapes) == 1 and shapes[0][0] < len(trees)  # short trees filled the long rows' room
+    assert sum(rows for rows, _ in shapes) < len(trees)  # short trees filled the long rows' room
+    for request, result in zip(REQUESTS, results):
+        assert result.logprobs == pytest.approx(expected(backend, request), abs=1e-4)
+
+
+def test_on_a_cpu_packed_rows_are_capped_and_passes_hold_rows_of_like_width(backend, monkeypatch):
+    """A row holding several trees is at most CPU_PACK_WIDTH wide (attention costs its width squared); a tree
+    longer than that is a row of its own; a pass's rows are at least CPU_NARROWEST_IN_PASS of its widest."""
+    monkeypatch.setattr(backend, "batch_size", len(REQUESTS))
+    encoded = [backend.encode_request(r.context, r.continuations) for r in REQUESTS]
+    lengths = sorted((len(backend._tree(row, encoded).tokens) for row in backend._rows(encoded)), reverse=True)
+    cap = lengths[1] + 1  # only the longest tree is wider
+    monkeypatch.setattr(backend, "CPU_PACK_WIDTH", cap)
+    passes = backend._passes(encoded)
+    rows = [row for batch in passes for row in batch]
+    assert sorted(len(row.tokens) for row in rows if len(row.tokens) > cap) == [lengths[0]]
+    assert sorted(len(row.tokens) for row in rows) != sorted(lengths)  # short trees still share rows
+    for batch in passes:
+        assert all(len(row.tokens) >= backend.CPU_NARROWEST_IN_PASS * len(batch[0].tokens) for row in batch)
+    results, shapes = run_counting_rows(backend)
+    assert [(len(batch), len(batch[0].tokens)) for batch in passes] == shapes
     for request, result in zip(REQUESTS, results):
         assert result.logprobs == pytest.approx(expected(backend, request), abs=1e-4)

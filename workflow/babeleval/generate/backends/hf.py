@@ -5,7 +5,8 @@ token tree holding an item's context and then each of its choices (items whose c
 such as two questions on one passage or a common few-shot prefix, share a row), a 4D attention mask
 lets every token see only its ancestors, and logits are computed only where a scored token is
 predicted. Single-token choices (letters) thus cost one pass over the context and one logit row.
-Short trees are packed into the room long rows leave, so a batch runs almost no padding.
+Short trees are packed into the room long rows leave, so a batch runs almost no padding (on a CPU, into
+rows at most ``HFBackend.CPU_PACK_WIDTH`` wide, and a pass holds rows of like width).
 Prompt encoding, chat rendering and stop-sequence cutting are shared with the vLLM backend (local_text).
 """
 
@@ -100,13 +101,10 @@ class HFBackend(LocalText):
                                                 lambda: self.question_tokens(request.query))
             encoded.append((kept, conts))
             cuts.append((cut, question_cut))
-        trees = sorted((self._tree(row, encoded) for row in self._rows(encoded)), key=lambda t: -len(t.tokens))
-        if self._attn_takes_4d_mask():
-            trees = _pack(trees)
         logprobs = [[0.0] * len(conts) for _, conts in encoded]
         greedy = [[False] * len(conts) for _, conts in encoded]
         queued: list[_Pass] = []
-        for batch in _batches(trees, self.batch_size):
+        for batch in self._passes(encoded):
             queued.append(self._packed_logprobs(batch))
             if len(queued) == 2:  # the next pass is queued before this one's results are read: no idle device
                 queued.pop(0).read_into(logprobs, greedy)
@@ -120,6 +118,22 @@ class HFBackend(LocalText):
     # a few-shot prefix) are packed into one row, up to this many items a row.
     SHARED_FRACTION = 0.25
     ITEMS_PER_ROW = 8
+    # On a CPU, where a pass costs its positions and its rows' widths squared (attention), and a bigger pass
+    # keeps no device busier: packed rows are at most CPU_PACK_WIDTH wide, and a pass ends before a row
+    # narrower than CPU_NARROWEST_IN_PASS of its first (widest), so no row of it is more than a fifth padding.
+    # Both measured on the CPU benchmark (bench/RESULTS.md): rows as wide as the longest tree and passes of a
+    # fixed item count (an eighth of their positions padding) made scoring text choices about a fifth slower;
+    # widths 128, 256 and 512 measured alike. On a GPU, rows are as wide as the longest tree, as measured there.
+    CPU_PACK_WIDTH = 256
+    CPU_NARROWEST_IN_PASS = 0.8
+
+    def _passes(self, encoded: list[tuple[list[int], list[list[int]]]]) -> list[list["_Tree"]]:
+        """The forward passes of a log-likelihood call: each a list of rows (token trees), widest first."""
+        trees = sorted((self._tree(row, encoded) for row in self._rows(encoded)), key=lambda t: -len(t.tokens))
+        on_cpu = self.device.startswith("cpu")
+        if self._attn_takes_4d_mask():
+            trees = _pack(trees, self.CPU_PACK_WIDTH if on_cpu else None)
+        return list(_batches(trees, self.batch_size, self.CPU_NARROWEST_IN_PASS if on_cpu else 0.0))
 
     def _rows(self, encoded: list[tuple[list[int], list[list[int]]]]) -> list[list[tuple[int, int | None]]]:
         """Plan the rows of the forward passes: each row lists the (item, choice) sequences it runs.
@@ -318,11 +332,15 @@ class _Pass:
             logprobs[item][k], greedy[item][k] = lp, g
 
 
-def _batches(trees: list[_Tree], items: int) -> Iterator[list[_Tree]]:
-    """Consecutive rows holding about ``items`` items a pass (a row holds one or more items)."""
+def _batches(trees: list[_Tree], items: int, narrowest: float = 0.0) -> Iterator[list[_Tree]]:
+    """Consecutive rows (widest first) holding about ``items`` items a pass (a row holds one or more items);
+    a row narrower than ``narrowest`` times the pass's first row starts the next pass."""
     batch: list[_Tree] = []
     held = 0
     for tree in trees:
+        if batch and len(tree.tokens) < narrowest * len(batch[0].tokens):
+            yield batch
+            batch, held = [], 0
         batch.append(tree)
         held += tree.items
         if held >= items:
@@ -332,9 +350,10 @@ def _batches(trees: list[_Tree], items: int) -> Iterator[list[_Tree]]:
         yield batch
 
 
-def _pack(trees: list[_Tree]) -> list[_Tree]:
-    """Trees sorted longest first, packed into rows no wider than the first: best fit, each tree into the row
-    with the least room that holds it.
+def _pack(trees: list[_Tree], width: int | None = None) -> list[_Tree]:
+    """Trees sorted longest first, packed into rows no wider than ``width`` (default: the longest tree) by best
+    fit, each tree into the row with the least room that holds it; a tree longer than ``width`` is a row of its
+    own. The rows come out widest first, so a batch of consecutive rows carries little padding.
 
     Without packing, a batch's rows are padded to its longest, and with contexts of very different lengths
     (Belebele's passages run from about 200 to 1,000 characters) padding was half of the positions a
@@ -343,20 +362,20 @@ def _pack(trees: list[_Tree]) -> list[_Tree]:
     """
     if not trees:
         return []
-    width = len(trees[0].tokens)
+    width = width or len(trees[0].tokens)
     rows: list[_Tree] = []
     room: list[tuple[int, int]] = []  # (room left, row), sorted
     for tree in trees:
         at = bisect.bisect_left(room, (len(tree.tokens), -1))
         if at == len(room):
             rows.append(_Tree(items=0))
-            left, row = width, len(rows) - 1
+            left, row = max(width, len(tree.tokens)), len(rows) - 1
         else:
             left, row = room.pop(at)
         rows[row].append(tree)
         if left - len(tree.tokens) > 0:
             bisect.insort(room, (left - len(tree.tokens), row))
-    return rows
+    return sorted(rows, key=lambda r: -len(r.tokens))
 
 
 def _fill_tree_mask(rows_mask: "torch.Tensor", parents: list[int], n: int, width: int, tril: "torch.Tensor") -> None:
