@@ -1,28 +1,31 @@
 import logging
 
 from babeleval.core import joblog
+from babeleval.core.jsonl import synced_at_end
 from babeleval.score import job, provenance
 
 joblog.setup(snakemake.log[0])
 model = snakemake.wildcards.model
 out, inp = snakemake.output, snakemake.input
-# one resolved record per combination (babeleval.grid.records), in the order of the job's files: its metrics and
-# what they need, and its provenance
-for record, generations, prompts, raw, scores, outcomes in zip(snakemake.params.records, inp.generations,
-                                                               snakemake.params.prompts, out.raw, out.scores,
-                                                               out.outcomes, strict=True):
-    task, language, template = (record["prompts"][key] for key in ("task", "language", "template"))
-    summary = job.score_files(
-        generations=generations,
-        template_task=task,
-        template_name=template,
-        raw_out=raw,
-        scores_out=scores,
-        outcomes_out=outcomes,
-        labels={"model": model, "task": task, "language": language, "template": template},
-        metric_options=record["metric_options"],
-        provenance=provenance.for_scores(config=snakemake.config, model=model, task=task, language=language,
-                                         template=template, generations=generations, resolved=record,
-                                         prompts=prompts),
-    )
-    logging.info("%s %s: %s", language, template, summary["metrics"])
+# three files per combination, hundreds per job: made durable together at the end (babeleval.core.jsonl)
+with synced_at_end():
+    # one resolved record per combination (babeleval.grid.records), in the order of the job's files: its metrics and
+    # what they need, and its provenance
+    for record, generations, prompts, raw, scores, outcomes in zip(snakemake.params.records, inp.generations,
+                                                                   snakemake.params.prompts, out.raw, out.scores,
+                                                                   out.outcomes, strict=True):
+        task, language, template = (record["prompts"][key] for key in ("task", "language", "template"))
+        summary = job.score_files(
+            generations=generations,
+            template_task=task,
+            template_name=template,
+            raw_out=raw,
+            scores_out=scores,
+            outcomes_out=outcomes,
+            labels={"model": model, "task": task, "language": language, "template": template},
+            metric_options=record["metric_options"],
+            provenance=provenance.for_scores(config=snakemake.config, model=model, task=task, language=language,
+                                             template=template, generations=generations, resolved=record,
+                                             prompts=prompts),
+        )
+        logging.info("%s %s: %s", language, template, summary["metrics"])
