@@ -22,4 +22,5 @@ with synced_at_end():
         requests = kept[record.language] if kept is not None else requests_for(
             template, record, lambda language, part: read_jsonl(record.file(language, part)))
         write_jsonl(out, requests)
-        logging.info("%s: %d prompts%s", record.language, len(requests), " (a budgeted variant's cells)" if plan else "")
+        logging.info("%s: %d prompts%s", record.language, len(requests),
+                     " (a budgeted variant's cells)" if plan else "")

@@ -26,20 +26,20 @@ import pandas as pd
 from ..prompts.budget_design import Budget, choose_study
 from ..analysis.budget_estimate import Study, estimate, exhaustive
 from ..analysis.budget_table import outcomes_of
-from ..analysis.records import CORRECTNESS, load_outcomes as load_outcome_tables
+from ..analysis.records import CORRECTNESS, load_outcomes
 from ..core import paths
 from ..core.errors import BabelevalError, DataError
 from ..core.jsonl import read_jsonl
 from ..prompts.variants import base_name
 
 
-def load_outcomes(root: Path, model: str, task: str, base: str) -> pd.DataFrame:
+def variant_outcomes(root: Path, model: str, task: str, base: str) -> pd.DataFrame:
     """language, variant, item, correct: every per-item outcome of the base template's variants."""
     folder = root / paths.OUTCOMES_DIR / model / task
     files = [path for path in sorted(folder.glob("*/*.parquet")) if base_name(path.stem) == base]
     if not files:
         raise DataError(f"no per-item outputs of {base} or its variants under {folder}/ (run the workflow first)")
-    return outcomes_of(load_outcome_tables(files, CORRECTNESS))
+    return outcomes_of(load_outcomes(files, CORRECTNESS))
 
 
 def prepared_items(root: Path, task: str, languages: list[str]) -> dict[str, list[str]]:
@@ -99,7 +99,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     try:
-        observed = load_outcomes(args.root, args.model, args.task, args.base)
+        observed = variant_outcomes(args.root, args.model, args.task, args.base)
         observed = chosen_languages(observed, args.languages, args)
         languages = sorted(set(observed["language"]))
         study = Study.of(sorted(set(observed["variant"])), prepared_items(args.root, args.task, languages),

@@ -31,7 +31,7 @@ def _escape_surrogates(text: str) -> str:
 # The same escape, made by the file's encoder as it writes: its ``backslashreplace`` writes a lone surrogate as
 # ``\\udXXX``, which inside a JSON string is that surrogate's escape, at no cost where there is none (a JSON
 # Lines file of prompts is tens of megabytes: a regular expression over every line was a third of its writing).
-JSON_TEXT_ERRORS = "backslashreplace"
+_JSON_TEXT_ERRORS = "backslashreplace"
 
 
 def _current_umask() -> int:
@@ -113,13 +113,13 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", errors: str = "strict"
 
 
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
-    with atomic_open(path, errors=JSON_TEXT_ERRORS) as handle:
+    with atomic_open(path, errors=_JSON_TEXT_ERRORS) as handle:
         for row in rows:
             handle.write(_canonical(row) + "\n")
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> None:
-    with atomic_open(path, errors=JSON_TEXT_ERRORS) as handle:
+    with atomic_open(path, errors=_JSON_TEXT_ERRORS) as handle:
         handle.write(_canonical(obj, indent=2) + "\n")
 
 

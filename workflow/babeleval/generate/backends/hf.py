@@ -216,7 +216,8 @@ class HFBackend(LocalText):
             tril = torch.ones((width, width), dtype=torch.bool).tril()
             for r, tree in enumerate(trees):
                 _fill_tree_mask(allowed[r], tree.parents, len(tree.tokens), width, tril)
-            dtype = self.model.dtype  # the additive mask is made on the device: half the bytes to copy, no fill on the CPU
+            # the additive mask is made on the device: half the bytes to copy, no fill on the CPU
+            dtype = self.model.dtype
             mask = torch.zeros((n_rows, 1, width, width), dtype=dtype, device=self.device)
             mask.masked_fill_(~self._to_device(allowed)[:, None], torch.finfo(dtype).min)
         else:  # one chain a row: the plain causal mask with padding
