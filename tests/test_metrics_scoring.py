@@ -16,7 +16,9 @@ from babeleval.prompts.templates import load_template
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "data" / "samples"
-RAW_KEYS = {"id", "language", "prompt", "parsed", "parse_error", "prediction", "gold", "correct"}
+RAW_KEYS = {"id", "language", "parsed", "parse_error", "prediction", "gold", "correct"}
+# the prompt's text stays in the generations file (babeleval.generate.job.PROMPT_TEXT)
+PROMPT_TEXT = {"prompt", "preamble", "exemplar_turns", "query", "messages", "rendered_prompt"}
 SCORE_KEYS = {"model", "task", "language", "template", "n", "metrics", "parse_failures"}
 
 
@@ -46,6 +48,7 @@ def score(tmp_path, task, language, template, generations, **kwargs):
     assert SCORE_KEYS <= set(summary)
     for record in raw:
         assert RAW_KEYS <= set(record)
+        assert not PROMPT_TEXT & set(record)
         assert ("response" in record) or ("loglikelihoods" in record)
         assert isinstance(record["parsed"], bool)
         assert (record["parse_error"] is None) == record["parsed"]

@@ -48,10 +48,13 @@ def test_outputs(finished_run):
 
     raw = [json.loads(line) for line in (results / "raw/tiny-llama/belebele/hin_Deva/instruct.jsonl").open()]
     assert len(raw) == 24
-    for key in ["id", "prompt", "response", "parsed_answer", "gold", "correct", "parsed", "parse_error"]:
+    for key in ["id", "response", "parsed_answer", "gold", "correct", "parsed", "parse_error"]:
         assert key in raw[0]
     paper = [json.loads(line) for line in (results / "raw/tiny-llama/belebele/jpn_Jpan/paper.jsonl").open()]
-    assert len(paper[0]["loglikelihoods"]) == 4 and paper[0]["prompt"].startswith("P: ")
+    assert len(paper[0]["loglikelihoods"]) == 4 and "prompt" not in paper[0]
+    # the prompt's text is in the generations file, under the same id
+    generated = json.loads((results / "generations/tiny-llama/belebele/jpn_Jpan/paper.jsonl").open().readline())
+    assert generated["id"] == paper[0]["id"] and generated["prompt"].startswith("P: ")
     blog = json.loads((results / "scores/tiny-llama/belebele/eng_Latn/blog.json").read_text())
     assert blog["n"] == 19 and blog["settings"]["temperature"] == 0.7  # first five rows are exemplars
 

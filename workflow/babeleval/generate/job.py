@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from ..core.jsonl import read_jsonl, write_json, write_jsonl
 from ..core.progress import Progress
 from ..prompts.protocols import ENCODINGS, JOINT
+from ..prompts.render import PROMPT_TEXT as REQUEST_PROMPT_TEXT
 from . import preflight, server_change
 from .backends import BackendType, get_backend, load_backend, model_config
 from .backends.base import Backend, Decoding, GenerationRequest, LoglikelihoodRequest
@@ -40,6 +41,13 @@ from .cache import NoCache, ResponseCache, request_key
 from .fingerprint import digest, model_fingerprint
 
 log = logging.getLogger(__name__)
+
+MESSAGES = "messages"
+RENDERED_PROMPT = "rendered_prompt"
+# A generations record's fields that hold the text the model was given: the request's prompt (whole and in parts),
+# a chat model's messages, and the text its chat template made of them. The generations file is where they live;
+# the scored records of results/raw leave them out (babeleval.score.job.scored_record).
+PROMPT_TEXT = frozenset((*REQUEST_PROMPT_TEXT, MESSAGES, RENDERED_PROMPT))
 
 
 def decoding_settings(mode: str, generation: dict[str, Any], preset: dict[str, Any], seed: int) -> dict[str, Any]:
@@ -79,7 +87,7 @@ def _ll_record(result: Any) -> dict[str, Any]:
     record = {"loglikelihoods": result.logprobs, "greedy": result.greedy, "continuation_tokens": result.n_tokens,
               "prompt_tokens": result.n_context_tokens, **_extras(result)}
     if result.rendered_prompt is not None:
-        record["rendered_prompt"] = result.rendered_prompt
+        record[RENDERED_PROMPT] = result.rendered_prompt
     return record
 
 
@@ -88,7 +96,7 @@ def _gen_record(result: Any) -> dict[str, Any]:
               "completion_tokens": result.n_completion_tokens, "finish_reason": result.finish_reason,
               **_extras(result)}
     if result.rendered_prompt is not None:
-        record["rendered_prompt"] = result.rendered_prompt
+        record[RENDERED_PROMPT] = result.rendered_prompt
     return record
 
 
@@ -242,7 +250,7 @@ def _write_generations(by_language: dict[str, list[tuple[str, dict, list | None]
         for key, row, messages in entries:
             record = {**row, **found[key], **shared}
             if messages is not None:
-                record["messages"] = messages
+                record[MESSAGES] = messages
             records.append(record)
         write_jsonl(Path(output_files[lang]), records)
 

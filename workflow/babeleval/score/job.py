@@ -16,6 +16,7 @@ from typing import Any, Callable
 from ..core.errors import DataError
 from ..core.jsonl import read_jsonl, write_json, write_jsonl
 from ..core.progress import Progress
+from ..generate.job import PROMPT_TEXT
 from ..prompts.record import PromptRecord
 from ..prompts.render import evaluated_items
 from ..prompts.templates import Template, load_template
@@ -37,13 +38,24 @@ def score_combination(records: list[dict[str, Any]], template: Template, family:
     """
     scored = []
     for record in records:
-        scored.append({**record, **scorers.score_record(family, record, template)})
+        scored.append(scored_record(record, template, family))
         if on_scored is not None:
             on_scored(len(scored))
     names = get_family(family).reported_metrics(
         template.mode, tuple(metric_names) if metric_names is not None else template.metrics)
     metrics, signatures = compute_all(names, scored, **(metric_options or {}))
     return scored, metrics, signatures
+
+
+def scored_record(record: dict[str, Any], template: Template, family: str) -> dict[str, Any]:
+    """A raw record: the generation record and what scoring made of it, less the prompt's text.
+
+    The text stays in the generations file, under the same id (the scores file's provenance holds that file's
+    sha256). Written again per combination it was most of every raw file (about 31 of a five-shot Belebele
+    record's 33 KB) and of the scoring jobs' writing.
+    """
+    kept = {key: value for key, value in record.items() if key not in PROMPT_TEXT}
+    return {**kept, **scorers.score_record(family, record, template)}
 
 
 def check_records(records: list[dict[str, Any]], where: str, template: Template, family: str) -> None:

@@ -1,9 +1,9 @@
 """The per-item outcome table: what analysis reads of a combination's scored records, in Parquet.
 
-A combination's raw file (``results/raw/...jsonl``) keeps every record whole: its prompt, choices, exemplars,
-fingerprints and full response. Analysis needs only the outcomes, and at a real study's size (5 models x 122
-languages x 4 templates x 900 items) re-reading the raw files made each analysis step read 17 GB and hold every
-item in memory. So scoring also writes ``results/outcomes/{model}/{task}/{language}/{template}.parquet``
+A combination's raw file (``results/raw/...jsonl``) keeps every scored record: its choices, exemplar ids,
+fingerprints and full response (the prompt's text stays in the generations file). Analysis needs only the
+outcomes, and at a real study's size (5 models x 122 languages x 4 templates x 900 items) re-reading the raw
+files, prompts included as they then were, made each analysis step read 17 GB and hold every item in memory. So scoring also writes ``results/outcomes/{model}/{task}/{language}/{template}.parquet``
 (``babeleval.core.paths.OUTCOMES``): one row per item, the columns of ``outcome_row``, and a step reads only the
 columns it needs. The labels are the path's (``babeleval.core.paths.combo_from_path``).
 
