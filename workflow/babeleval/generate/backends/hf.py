@@ -74,7 +74,7 @@ class HFBackend(LocalText):
         ).to(self.device)
         self.model.eval()
         # The module the log-likelihood passes call: with torch_compile, the model through torch.compile with
-        # dynamic shapes (one graph for every pass's rows and width; the first pass compiles it), which fuses
+        # dynamic shapes (passes of other rows and widths reuse a compiled graph; the first passes compile), which fuses
         # the elementwise kernels (norms, rotary embeddings, activations) that eager mode runs one by one.
         # Generation keeps the eager model (its one-token steps would recompile). Off by default: on an H100 the
         # passes of an 8B model ran 1.23x faster, after compiling for about 170 s (bench/RESULTS.md, section 4).
