@@ -4,6 +4,7 @@ generation throughput. Needs only torch, transformers and accelerate (lm-eval op
 
     bash bench/gpu.sh [--out DIR] [--items 900] [--gen-prompts 900] [--max-new-tokens 64]
                       [--mc-batch-size 64] [--lmeval-batch-size 64] [--gen-batch-size 128] [--budget-s 570]
+                      [--dtype bfloat16|float32] [--torch-compile] [--save-logprobs]
     bash bench/gpu.sh --cpu-check --out DIR   # the same code on a tiny model on the CPU (tests/test_bench_gpu.py)
 
 Steps, each timed on its own; a step that cannot run is listed under ``skipped`` with the reason (lm-eval
@@ -27,8 +28,10 @@ not importable, the time budget spent), and the others still run:
    vLLM is installed (not needed otherwise).
 
 What the forward passes run is counted by a hook on the model, whichever harness calls it: input
-positions (padding included), attended (query, key) pairs, logit rows; their matmul FLOPs over the
-seconds give TFLOP/s, over the peak the fraction of peak. Peak memory is torch's
+positions (padding included), attended (query, key) pairs, logit rows, and (CUDA events) the device time
+inside the passes; their matmul FLOPs over the seconds give TFLOP/s, over the peak the fraction of peak.
+``--dtype float32`` loads the same bf16 weights in float32 in both harnesses (the agreement without bf16
+rounding); ``--save-logprobs`` keeps every choice's log-prob in the JSON. Peak memory is torch's
 ``max_memory_allocated`` per step. Writes ``gpu_bench.json`` and ``gpu_bench.md`` under ``--out`` and
 prints the Markdown.
 """
@@ -100,36 +103,70 @@ def model_flops(config: Any, tokens: int, attended: int, logits: int) -> float:
 
 class ForwardCounter:
     """What the model's forward passes run, read from their inputs (a hook on the model, so any harness):
-    input positions (padding included), attended (query, key) pairs and logit rows."""
+    input positions (padding included), attended (query, key) pairs and logit rows; on a GPU also the device
+    time from each pass's first kernel to its last (CUDA events recorded as the pass starts and returns)."""
 
     def __init__(self, model: Any):
+        import torch
+
         self.config = model.config
         self.active = False
         self.tokens = self.attended = self.logits = 0
-        self.handle = model.register_forward_pre_hook(self._count, with_kwargs=True)
+        self.events: list[list[Any]] = []
+        self.timing = torch.cuda.is_available() and next(model.parameters()).is_cuda
+        self.handles = [model.register_forward_pre_hook(self._count, with_kwargs=True),
+                        model.register_forward_hook(self._returned)]
 
     def start(self) -> None:
         self.tokens = self.attended = self.logits = 0
+        self.events = []
         self.active = True
+
+    def stop(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+    def _event(self) -> Any:
+        import torch
+
+        event = torch.cuda.Event(enable_timing=True)
+        event.record()
+        return event
+
+    def _returned(self, module: Any, args: tuple, output: Any) -> None:
+        if self.active and self.timing:
+            self.events[-1].append(self._event())
+
+    def forward_seconds(self) -> float | None:
+        """The device time inside the passes (the run synchronized first); None on a CPU."""
+        if not self.timing:
+            return None
+        return sum(start.elapsed_time(end) for start, end in self.events) / 1000
 
     def _count(self, module: Any, args: tuple, kwargs: dict) -> None:
         if not self.active:
             return
         import torch
 
+        if self.timing:
+            self.events.append([self._event()])
         ids = kwargs["input_ids"] if "input_ids" in kwargs else args[0]
         rows, width = ids.shape
         self.tokens += rows * width
         mask = kwargs.get("attention_mask")
         if mask is not None and mask.dim() == 4:  # a tree mask: True, or 0.0, where a query may see a key
-            self.attended += int((mask if mask.dtype == torch.bool else mask == 0).sum())
+            # summed on the device and read at the end: reading it now would make the host wait for the pass
+            self.attended += (mask if mask.dtype == torch.bool else mask == 0).sum()
         else:  # causal over each row
             self.attended += rows * width * (width + 1) // 2
         keep = kwargs.get("logits_to_keep", 0)
-        self.logits += int(keep.sum()) if torch.is_tensor(keep) else rows * (keep or width)
+        if torch.is_tensor(keep):  # a boolean mask, or each row's positions
+            self.logits += keep.sum() if keep.dtype == torch.bool else keep.numel()
+        else:
+            self.logits += rows * (keep or width)
 
     def flops(self) -> float:
-        return model_flops(self.config, self.tokens, self.attended, self.logits)
+        return model_flops(self.config, self.tokens, int(self.attended), int(self.logits))
 
 
 @dataclass
@@ -171,9 +208,14 @@ class Run:
         self.report.setdefault("skipped", {})[name] = reason
 
     def rate(self, counter: ForwardCounter, seconds: float) -> dict:
+        """The passes' matmul FLOPs over the whole call's seconds; ``forward_s`` is the device time inside the
+        passes (the rest of ``seconds`` is the device waiting on the CPU), ``forward_tflops`` the rate there."""
         tflops = counter.flops() / seconds / 1e12
         matmul = self.report["steps"].get("matmul", {}).get("measured_tflops")
+        inside = counter.forward_seconds()
         return {"positions_run": counter.tokens, "positions_per_s": round(counter.tokens / seconds),
+                "forward_s": round(inside, 3) if inside else None,
+                "forward_tflops": sig(counter.flops() / inside / 1e12) if inside else None,
                 "tflops": sig(tflops), "fraction_of_measured_matmul": sig(tflops / matmul, 3) if matmul else None,
                 "fraction_of_peak": sig(tflops / self.peak, 3) if self.peak else None,
                 "meets_goal": tflops / self.peak >= PREFILL_GOAL if self.peak else None}
@@ -226,23 +268,25 @@ def mc_ours(run: Run, backend: Any, rows: list[dict], choices: str, out: dict) -
 
     requests = [LoglikelihoodRequest(c, tuple(x)) for _, c, x in prompts.requests(rows, choices)]
     _, first = run.timed(lambda: backend.loglikelihood(requests[: backend.batch_size]))
-    counter = ForwardCounter(backend.model)
+    counter = ForwardCounter(backend.scoring_model)  # the module the passes call (compiled or not)
     counter.start()
     results, seconds = run.timed(lambda: backend.loglikelihood(requests))
-    counter.handle.remove()
+    counter.stop()
     out[choices] = [r.logprobs for r in results]
     return {"items": len(rows), "batch_size": backend.batch_size, "first_batch_s": round(first, 3),
             "seconds": round(seconds, 3), "items_per_s": round(len(rows) / seconds, 1), **run.rate(counter, seconds)}
 
 
-def mc_lmeval(run: Run, lm: Any, rows: list[dict], choices: str, ours: list[list[float]], batch: int) -> dict:
+def mc_lmeval(run: Run, lm: Any, rows: list[dict], choices: str, ours: list[list[float]], batch: int,
+              out: dict) -> dict:
     import lmeval_mc
 
     _, first = run.timed(lambda: lmeval_mc.score(lm, rows[: max(1, batch // 4)], choices))  # about one batch
     counter = ForwardCounter(lm.model)
     counter.start()
     (_, logprobs), seconds = run.timed(lambda: lmeval_mc.score(lm, rows, choices))
-    counter.handle.remove()
+    counter.stop()
+    out[choices] = logprobs
     differences = [abs(a - b) for x, y in zip(ours, logprobs) for a, b in zip(x, y)]
     same = sum(max(range(4), key=x.__getitem__) == max(range(4), key=y.__getitem__) for x, y in zip(ours, logprobs))
     return {"items": len(rows), "batch_size": batch, "first_batch_s": round(first, 3), "seconds": round(seconds, 3),
@@ -285,9 +329,12 @@ def scratch_dir(parameters_gib: float) -> Path:
 
 
 def setting(args: argparse.Namespace, torch: Any) -> tuple[str, Any, dict, int]:
+    """The device, the dtype the weights are built in, the model's shape and the matmul size. On a GPU the
+    weights are bf16 whatever ``--dtype`` the harnesses load them in, so a float32 run scores the same model."""
     if args.cpu_check:
-        args.items, args.gen_prompts, args.max_new_tokens = 12, 6, 8
+        args.items, args.gen_prompts, args.max_new_tokens = 12, min(args.gen_prompts, 6), 8
         args.mc_batch_size, args.lmeval_batch_size, args.gen_batch_size = 4, 8, 4
+        args.dtype = "float32"
         return "cpu", torch.float32, TINY, 256
     if not torch.cuda.is_available():
         raise SystemExit("no CUDA GPU here: this benchmark runs on a GPU machine (--cpu-check runs it on a tiny model)")
@@ -305,39 +352,49 @@ def measure(run: Run, args: argparse.Namespace, dtype: Any, shape: dict, n: int,
                 "generation", "generation_vllm"]:
             run.skip(name, "no model: the model step did not run")
         return
-    rows = make_items(args.items, seed=1)  # Belebele's layout: two questions a passage
-    dtype_name = str(dtype).removeprefix("torch.")
-    config = HFConfig(model=str(where), device=run.device, dtype=dtype_name, batch_size=args.mc_batch_size)
+    rows = make_items(args.items, seed=1)  # Belebele's layout: two questions a passage (a prefix of a longer set)
+    config = HFConfig(model=str(where), device=run.device, dtype=args.dtype, batch_size=args.mc_batch_size,
+                      torch_compile=args.torch_compile)
     backend, load_s = run.timed(lambda: HFBackend(config, str(where)))
     run.report["steps"]["model"]["ours_load_s"] = round(load_s, 2)
     ours: dict[str, list] = {}
     for choices in prompts.CHOICES:
         run.step(f"mc_ours_{choices}", lambda c=choices: mc_ours(run, backend, rows, c, ours))
-    run.step("generation", lambda: generation(run, backend, rows[: args.gen_prompts], args.max_new_tokens,
-                                              args.gen_batch_size))
+    if args.gen_prompts:
+        run.step("generation", lambda: generation(run, backend, rows[: args.gen_prompts], args.max_new_tokens,
+                                                  args.gen_batch_size))
+    else:
+        run.skip("generation", "not asked for (--gen-prompts 0)")
     backend = None  # the GPU to lm-eval, whole
     release(run)
-    lmeval_side(run, args, rows, ours, where, dtype_name)
+    theirs = lmeval_side(run, args, rows, ours, where)
     vllm_side(run, args, rows, where)
+    if args.save_logprobs:
+        run.report["logprobs"] = {**{f"ours_{c}": v for c, v in ours.items()},
+                                  **{f"lmeval_{c}": v for c, v in theirs.items()}}
 
 
-def lmeval_side(run: Run, args: argparse.Namespace, rows: list[dict], ours: dict[str, list], where: Path,
-                dtype_name: str) -> None:
+def lmeval_side(run: Run, args: argparse.Namespace, rows: list[dict], ours: dict[str, list],
+                where: Path) -> dict[str, list]:
+    """lm-eval's HFLM on the same items, each choice's log-probs compared with ours; returns its log-probs."""
+    theirs: dict[str, list] = {}
     HFLM, why_not = import_lmeval()
     if HFLM is None:
         for choices in prompts.CHOICES:
             run.skip(f"mc_lmeval_{choices}", why_not)
-        return
-    lm, load_s = run.timed(lambda: HFLM(pretrained=str(where), device=run.device, dtype=dtype_name,
+        return theirs
+    lm, load_s = run.timed(lambda: HFLM(pretrained=str(where), device=run.device, dtype=args.dtype,
                                         batch_size=args.lmeval_batch_size))
     run.report["steps"]["model"]["lmeval_load_s"] = round(load_s, 2)
     for choices in prompts.CHOICES:
         if choices not in ours:
             run.skip(f"mc_lmeval_{choices}", f"nothing to compare with: mc_ours_{choices} did not run")
             continue
-        run.step(f"mc_lmeval_{choices}", lambda c=choices: mc_lmeval(run, lm, rows, c, ours[c], args.lmeval_batch_size))
+        run.step(f"mc_lmeval_{choices}", lambda c=choices: mc_lmeval(run, lm, rows, c, ours[c], args.lmeval_batch_size,
+                                                                     theirs))
     lm = None  # the GPU to vLLM, whole
     release(run)
+    return theirs
 
 
 def vllm_side(run: Run, args: argparse.Namespace, rows: list[dict], where: Path) -> None:
@@ -378,18 +435,20 @@ def speedups(report: dict) -> dict:
 def markdown(report: dict) -> str:
     steps = report.get("steps", {})
     lines = [f"# GPU benchmark: {report['device']}", "",
-             f"{report['date']}; {report['model_shape']}; torch {report['torch']}, transformers "
+             f"{report['date']}; {report['model_shape']} in {report['dtype']}"
+             f"{', ours through torch.compile' if report.get('torch_compile') else ''}; torch {report['torch']}, transformers "
              f"{report['transformers']}, lm-eval {report['lm_eval'] or 'absent'}; whole run {report['total_s']} s; "
              f"peak GPU memory {report['peak_memory_gib']} GiB.", "",
-             "| step | batch | first batch s | seconds | items/s | positions/s | TFLOP/s | of peak | of matmul | "
-             "peak GiB | lm-eval s / ours s |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| step | batch | first batch s | seconds | in passes s | items/s | positions/s | TFLOP/s | of peak | "
+             "of matmul | TFLOP/s in passes | peak GiB | lm-eval s / ours s |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     ratio = speedups(report)
     for name, s in steps.items():
         if name.startswith(("mc_ours", "mc_lmeval")):
             choices = name.rsplit("_", 1)[1]
-            lines.append(f"| {name} | {s['batch_size']} | {s['first_batch_s']} | {s['seconds']} | {s['items_per_s']} | "
-                         f"{s['positions_per_s']} | {s['tflops']} | {s['fraction_of_peak']} | "
-                         f"{s['fraction_of_measured_matmul']} | {s.get('peak_memory_gib')} | "
+            lines.append(f"| {name} | {s['batch_size']} | {s['first_batch_s']} | {s['seconds']} | {s['forward_s']} | "
+                         f"{s['items_per_s']} | {s['positions_per_s']} | {s['tflops']} | {s['fraction_of_peak']} | "
+                         f"{s['fraction_of_measured_matmul']} | {s['forward_tflops']} | {s.get('peak_memory_gib')} | "
                          f"{ratio.get(choices, '') if name.startswith('mc_ours') else ''} |")
     if "matmul" in steps:
         m = steps["matmul"]
@@ -429,6 +488,11 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--lmeval-batch-size", type=int, default=64, help="lm-eval: (context, choice) pairs a pass")
     parser.add_argument("--gen-batch-size", type=int, default=128)
     parser.add_argument("--budget-s", type=float, default=570, help="start no step after this many seconds")
+    parser.add_argument("--dtype", choices=("bfloat16", "float32"), default="bfloat16",
+                        help="what both harnesses load the (bf16) weights in: float32 separates bf16 rounding from "
+                             "a real difference")
+    parser.add_argument("--torch-compile", action="store_true", help="ours: the hf backend's torch_compile setting")
+    parser.add_argument("--save-logprobs", action="store_true", help="every choice's log-prob into the JSON")
     parser.add_argument("--cpu-check", action="store_true", help="a tiny model on the CPU: checks the script runs")
     args = parser.parse_args(argv)
 
@@ -444,7 +508,7 @@ def main(argv: list[str] | None = None) -> dict:
                        "transformers": transformers.__version__,
                        "lm_eval": _version("lm_eval") if HFLM is not None else None,
                        "model_shape": "Llama-3-8B" if shape is LLAMA3_8B else "tiny (CPU check)",
-                       "dtype": str(dtype).removeprefix("torch."), "items": args.items, "steps": {}})
+                       "dtype": args.dtype, "torch_compile": args.torch_compile, "items": args.items, "steps": {}})
     where = scratch_dir(16.1 if shape is LLAMA3_8B else 0.1)
     try:
         measure(run, args, dtype, shape, n, where)

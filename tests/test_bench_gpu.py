@@ -16,7 +16,7 @@ import gpu_bench  # noqa: E402
 
 MC = ("mc_ours_texts", "mc_ours_letters")
 RATE = {"items", "batch_size", "first_batch_s", "seconds", "items_per_s", "positions_run", "positions_per_s",
-        "tflops", "fraction_of_measured_matmul", "fraction_of_peak", "meets_goal"}
+        "tflops", "fraction_of_measured_matmul", "fraction_of_peak", "meets_goal", "forward_s", "forward_tflops"}
 
 
 def gpu_sh(out, *args):
@@ -67,6 +67,34 @@ def test_cpu_check_writes_the_json_and_the_table(tmp_path):
         else:  # said, with the reason, in both files
             assert name not in steps and "not importable" in report["skipped"][name]
             assert f"- skipped {name}: lm-eval is not importable" in table
+
+
+def test_log_probs_kept_and_generation_left_out_on_request(tmp_path):
+    report, table = gpu_sh(tmp_path, "--gen-prompts", "0", "--save-logprobs")
+    assert "generation" not in report["steps"]
+    assert report["skipped"]["generation"] == "not asked for (--gen-prompts 0)"
+    for name in ("ours_texts", "ours_letters"):
+        assert len(report["logprobs"][name]) == report["items"]
+        assert all(len(choices) == 4 for choices in report["logprobs"][name])
+    assert report["dtype"] == "float32" and report["torch_compile"] is False
+
+
+@pytest.mark.slow
+def test_prefill_settings_side_by_side(tmp_path):
+    """bench/gpu_prefill.py on the CPU: eager and compiled passes, each with its figures, compared."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "workflow")}
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu_prefill.py"), "--cpu-check", "--out",
+                           str(tmp_path), "--configs", "eager:4", "compiled:4", "--repeats", "1"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads((tmp_path / "gpu_prefill.json").read_text())
+    for mode in ("eager", "compiled"):
+        for choices in ("texts", "letters"):
+            assert RATE <= report["steps"][f"{mode}_b4_{choices}_r0"].keys()
+    for choices in ("texts", "letters"):
+        agreement = report["agreement"][f"compiled_b4_{choices} vs eager_b4_{choices}"]
+        assert agreement["largest_logprob_difference"] < 1e-4 and agreement["same_argmax"] == "12 / 12"
+    assert (tmp_path / "gpu_prefill.md").read_text() in proc.stdout
 
 
 def test_a_spent_budget_skips_steps_and_says_so(tmp_path):

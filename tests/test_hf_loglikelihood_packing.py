@@ -1,5 +1,7 @@
 """The shared-prefix scorer packs choices, and items that share a passage, into token trees: same numbers."""
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -86,6 +88,15 @@ def test_order_and_batch_size_do_not_change_results(backend, monkeypatch):
         assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
 
 
+def test_a_model_without_2d_logits_to_keep_gives_the_same_numbers(backend, monkeypatch):
+    """Where the model takes no 2D ``logits_to_keep``, every position's logits come back and are indexed."""
+    packed = backend.loglikelihood(REQUESTS)
+    monkeypatch.setattr(backend, "_takes_2d_logits_to_keep", lambda: False)
+    for a, b in zip(packed, backend.loglikelihood(REQUESTS)):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-5)
+        assert a.greedy == b.greedy
+
+
 def run_counting_rows(backend):
     """The results of scoring REQUESTS and the (rows, width) of each forward pass."""
     shapes = []
@@ -129,3 +140,16 @@ def test_on_a_cpu_packed_rows_are_capped_and_passes_hold_rows_of_like_width(back
     assert [(len(batch), len(batch[0].tokens)) for batch in passes] == shapes
     for request, result in zip(REQUESTS, results):
         assert result.logprobs == pytest.approx(expected(backend, request), abs=1e-4)
+
+
+@pytest.mark.slow
+def test_compiled_passes_give_the_same_numbers(tiny_model_dir):
+    """torch_compile runs the log-likelihood passes through torch.compile (one graph with dynamic shapes):
+    the same log-probs, also for a pass of one row (padded with an empty row, so no graph for one row);
+    generation still runs the eager model."""
+    compiled = HFBackend(dataclasses.replace(CONFIG, torch_compile=True, batch_size=1), str(tiny_model_dir))
+    assert compiled.scoring_model is not compiled.model
+    eager = HFBackend(CONFIG, str(tiny_model_dir))
+    assert eager.scoring_model is eager.model
+    for a, b in zip(eager.loglikelihood(REQUESTS), compiled.loglikelihood(REQUESTS)):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)

@@ -65,9 +65,10 @@ def test_the_roles_and_the_fingerprint_are_what_the_hand_kept_table_gave(tmp_pat
     assert [ident for ident in golden if seen[ident] != golden[ident]] == []
 
 
-# Settings added after the hand-kept table, which only say what the model's jobs ask a scheduler for (speed:
-# the test above checks that they change neither the cache key nor the rescoring decision).
-SCHEDULING = ("params_b", "resources")
+# Settings added after the hand-kept table, which only change speed: what the model's jobs ask a scheduler
+# for, and hf's torch_compile (the test above checks that they change neither the cache key nor the
+# rescoring decision).
+SCHEDULING = ("params_b", "resources", "torch_compile")
 
 
 def built_in_settings() -> list[str]:
@@ -84,7 +85,7 @@ CHANGED = {
     "gpu_memory_utilization": 0.5, "base_url": "https://llm.example.org/v1", "endpoint": "completions",
     "api_key_env": "OTHER_KEY", "concurrency": 16, "timeout": 5, "max_retries": 0, "backoff_base": 0.5,
     "backoff_max": 9, "request_deadline": 30, "max_retry_after": 3, "rate_limit_resource": "api_other",
-    "params_b": 70, "resources": {"mem_mb": 1000},
+    "params_b": 70, "resources": {"mem_mb": 1000}, "torch_compile": True,
 }
 OTHER_BACKEND = {"hf": "vllm", "vllm": "hf", "openai": "hf"}
 

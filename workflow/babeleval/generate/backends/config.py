@@ -102,6 +102,7 @@ class HFConfig(LocalConfig):
     """transformers (``backend: hf``)."""
 
     backend: str = setting("hf", OUTPUT)
+    torch_compile: bool = setting(False, SPEED)  # the log-likelihood passes through torch.compile (hf.py)
 
 
 @dataclass(frozen=True)
