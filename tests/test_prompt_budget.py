@@ -184,7 +184,7 @@ def test_the_draws_keep_each_cells_probability_at_the_modes_and_leave_little_to_
     model = fit(groups, y)
     thetas = model.draw(2000, np.random.default_rng(0))
     mode = expit(_logits(model, model.theta, study, 0))
-    offset = _moderation(model, study, 0)
+    offset = _moderation(model, model.covariance_root(), study, 0)
     plain = np.mean([expit(_logits(model, thetas[:, k], study, 0)) for k in range(thetas.shape[1])], axis=0)
     moderated = np.mean([expit(_logits(model, thetas[:, k], study, 0) + offset)
                          for k in range(thetas.shape[1])], axis=0)

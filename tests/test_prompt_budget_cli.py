@@ -18,15 +18,15 @@ ITEMS = [f"q{k:03d}" for k in range(60)]
 
 def write_run(root, correct=True, variants=VARIANTS, items=ITEMS):
     """A run's outcome tables (every variant on ``items``) and the task's prepared items, as the workflow writes them."""
-    rng = np.random.default_rng(0)
+    rng, norm_rng = np.random.default_rng(0), np.random.default_rng(1)  # `correct` drawn alone: the same with or without `correct_norm`
     for language in LANGUAGES:
         prepared = root / "data/prepared/belebele" / f"{language}.jsonl"
         prepared.parent.mkdir(parents=True, exist_ok=True)
         prepared.write_text("".join(json.dumps({"id": i}) + "\n" for i in ITEMS))
         for variant in variants:
             outcomes.write(root / "results/outcomes/tiny/belebele" / language / f"{variant}.parquet",
-                           [{"id": i, "correct": bool(rng.random() < 0.5) if correct else None, "f1": 0.5}
-                            for i in items])
+                           [{"id": i, "correct": bool(rng.random() < 0.5) if correct else None,
+                             "correct_norm": bool(norm_rng.random() < 0.8), "f1": 0.5} for i in items])
 
 
 def run(root, *args):
@@ -39,7 +39,7 @@ def test_validate_prints_the_estimate_from_a_share_beside_the_exhaustive_values(
     write_run(tmp_path)
     proc = run(tmp_path, "--parallel", "--validate", "--fraction", "0.2", "--csv", str(tmp_path / "out.csv"))
     assert proc.returncode == 0, proc.stderr
-    assert "10 variants; 90% intervals" in proc.stdout
+    assert "10 variants; acc; 90% intervals" in proc.stdout
     table = pd.read_csv(tmp_path / "out.csv")
     assert set(table["language"]) == set(LANGUAGES) and len(table) == 2 * 9
     assert (table["cells"] == 120).all() and (table["grid_cells"] == 600).all()
@@ -56,7 +56,24 @@ def test_a_run_with_every_cell_gives_the_exhaustive_values(tmp_path):
     assert (table["low"] == table["high"]).all() and (table["fraction"] == 1).all()
 
 
+def test_the_metric_and_the_variance_method_are_chosen_on_the_command_line(tmp_path):
+    """--metric acc_norm models each cell's `correct_norm` (here right more often than `correct`);
+    --variant-variance picks the method."""
+    write_run(tmp_path)
+    means = {}
+    for metric in ("acc", "acc_norm"):
+        proc = run(tmp_path, "--parallel", "--languages", "eng_Latn", "--metric", metric, "--variant-variance",
+                   "laplace", "--csv", str(tmp_path / f"{metric}.csv"))
+        assert proc.returncode == 0 and f"; {metric}; " in proc.stdout, proc.stderr
+        table = pd.read_csv(tmp_path / f"{metric}.csv").set_index("statistic")
+        means[metric] = table.loc["mean", "estimate"]
+    assert means["acc_norm"] > means["acc"] + 0.15, means
+    proc = run(tmp_path, "--variant-variance", "bayes")
+    assert proc.returncode == 2 and "invalid choice: 'bayes'" in proc.stderr
+
+
 @pytest.mark.parametrize("setup, args, message", [
+    (write_run, ["--metric", "chrf"], "metric chrf is not right or wrong per item"),
     (lambda root: write_run(root, correct=False), [], "no right/wrong `correct`"),
     (lambda root: write_run(root, items=ITEMS[:30]), ["--validate", "--fraction", "0.1"], "lacks 300 of its 600"),
     (lambda root: None, [], "no per-item outputs of fs"),

@@ -9,7 +9,9 @@ language's items: the observed outcomes where the cell was evaluated, the model'
 
 Intervals are the model's own: parameters drawn from the posterior (Laplace approximation), then every
 unevaluated cell's outcome drawn from its probability, so an interval covers both what the model does not know
-and the coin flips the cells not evaluated would have made. Every statistic (the mean over variants, the
+and the coin flips the cells not evaluated would have made. Each cell's drawn logits are centred where their mean
+probability is the mode's (``_moderation``): the symmetric Laplace draws would otherwise pull every cell towards
+0.5 once more. Every statistic (the mean over variants, the
 5/25/50/75/95% quantiles of the variants' scores, the best, the worst and the spread) is computed on each draw;
 the estimate is the mean of the draws, the interval their central quantiles. With every cell evaluated the
 draws agree and the estimate is the exhaustive value.
@@ -29,6 +31,8 @@ from .budget_fit import Fit, Group, at_variances, fit
 
 QUANTILES = {"q05": 0.05, "q25": 0.25, "q50": 0.50, "q75": 0.75, "q95": 0.95}
 STATISTICS = ("mean", *QUANTILES, "best", "worst", "spread")
+# how the variance of the variants' effects is estimated (``estimate``), the default first
+VARIANT_VARIANCES = ("resampled", "moments", "laplace")
 
 
 @dataclass(frozen=True)
@@ -135,7 +139,7 @@ def _logits(model: Fit, theta: np.ndarray, study: Study, position: int) -> np.nd
     return rows[:, None] + columns[None, :]
 
 
-def _moderation(model: Fit, study: Study, position: int) -> np.ndarray:
+def _moderation(model: Fit, root: np.ndarray, study: Study, position: int) -> np.ndarray:
     """One language's variants x items of logit offsets that keep each cell's probability, averaged over the
     posterior draws, at its probability at the posterior mode.
 
@@ -148,9 +152,9 @@ def _moderation(model: Fit, study: Study, position: int) -> np.ndarray:
     all cells alike leaves the variants' scores pulled together. The mean of the normal draws is instead put
     where the logistic-normal integral (probit approximation: the mean of expit over N(m, s^2) is about
     expit(m / sqrt(1 + pi s^2 / 8))) gives back the mode's probability: m = mode x sqrt(1 + pi s^2 / 8), with s^2
-    the cell's posterior variance.
+    the cell's posterior variance (from ``root``: ``model.covariance_root()``).
     """
-    rows, columns = _parts(model, model.covariance_root().T, study, position)
+    rows, columns = _parts(model, root.T, study, position)
     variance = (rows ** 2).sum(axis=1)[:, None] + (columns ** 2).sum(axis=1)[None, :] + 2 * rows @ columns.T
     return _logits(model, model.theta, study, position) * (np.sqrt(1 + np.pi * variance / 8) - 1)
 
@@ -186,6 +190,10 @@ def _draw_scores(models: Sequence[Fit], grids: dict[str, np.ndarray], study: Stu
     shares = np.diff(np.linspace(0, draws, len(models) + 1).round().astype(int))
     thetas = np.concatenate([model.draw(int(share), rng) for model, share in zip(models, shares)], axis=1)
     owner = np.repeat(np.arange(len(models)), shares)  # the fit each draw comes from
+    offsets = []  # per fit, per language: each cell's offset (``_moderation``)
+    for model in models:  # one fit's covariance root at a time: parameters squared, large for many languages
+        root = model.covariance_root()
+        offsets.append([_moderation(model, root, study, position) for position in range(len(grids))])
     scores = {}
     for position, (language, grid) in enumerate(grids.items()):
         missing = np.isnan(grid)
@@ -193,10 +201,9 @@ def _draw_scores(models: Sequence[Fit], grids: dict[str, np.ndarray], study: Stu
         if not missing.any():  # nothing left to predict: every draw is the exhaustive value
             scores[language] = np.tile(known / grid.shape[1], (draws, 1))
             continue
-        offsets = [_moderation(model, study, position) for model in models]
 
         def drawn(draw: int) -> np.ndarray:  # recomputed, not kept: all draws' grids would not fit in memory
-            return _logits(models[0], thetas[:, draw], study, position) + offsets[owner[draw]]
+            return _logits(models[0], thetas[:, draw], study, position) + offsets[owner[draw]][position]
 
         shift = _level_shift(np.stack([drawn(draw)[~missing] for draw in range(draws)]),
                              float(grid[~missing].mean())) if (~missing).any() else 0.0
@@ -325,6 +332,8 @@ def estimate(observed: pd.DataFrame, study: Study, confidence: float = 0.9, draw
     resample of the variants), "moments" (one, ``with_moment_variance``) or "laplace" (the fit's own empirical
     Bayes variances, which pull the tails in); bench/prompt_budget_sim.py compares them.
     """
+    if variant_variance not in VARIANT_VARIANCES:
+        raise ValueError(f"variant_variance {variant_variance!r} is not one of {VARIANT_VARIANCES}")
     grids = outcome_grids(observed, study)
     groups, y = _groups(grids, study)
     if not len(y):
