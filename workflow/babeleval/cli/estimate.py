@@ -13,8 +13,8 @@ interval and the cells it used.
 ``--validate``: every variant answered every item; the estimate is made from a designed ``--fraction`` (or
 ``--cells``) of them and printed beside the exhaustive values, so the estimator's error on this model shows.
 ``--parallel``: the task's items are the same in every language (Belebele), so languages share item effects.
-``--metric``: the right/wrong metric whose per-item outcome is modelled (``acc``, or ``acc_norm`` where the set's
-templates report it as their headline); the workflow's own estimate models the set's headline metric.
+``--metric``: the right/wrong metric whose per-item outcome is modelled (``acc``, ``acc_norm``); by default the
+headline metric the variants' scores files record, as the workflow's own estimate models it.
 ``--variant-variance``: how the variance of the variants' effects is estimated (``resampled``, the default; ``moments``;
 ``laplace``: docs/variations.md, section 6).
 """
@@ -30,7 +30,7 @@ import pandas as pd
 from ..prompts.budget_design import Budget, choose_study
 from ..analysis.budget_estimate import VARIANT_VARIANCES, Study, estimate, exhaustive
 from ..analysis.budget_table import outcome_column, outcomes_of
-from ..analysis.records import load_outcomes
+from ..analysis.records import headline_of, load_outcomes, load_scores
 from ..core import paths
 from ..core.errors import BabelevalError, DataError
 from ..core.jsonl import read_jsonl
@@ -44,6 +44,21 @@ def variant_outcomes(root: Path, model: str, task: str, base: str, metric: str) 
     if not files:
         raise DataError(f"no per-item outputs of {base} or its variants under {folder}/ (run the workflow first)")
     return outcomes_of(load_outcomes(files, ("id", outcome_column(metric))), metric)
+
+
+def recorded_headline(root: Path, model: str, task: str, base: str) -> str:
+    """The headline metric the base template's variants reported (their scores files' resolved records); none, or
+    more than one, is a DataError asking for ``--metric``."""
+    folder = root / paths.SCORES_DIR / model / task
+    files = [path for path in sorted(folder.glob("*/*.json")) if base_name(path.stem) == base]
+    if not files:
+        raise DataError(f"no scores files of {base} or its variants under {folder}/ (run the workflow first)")
+    headlines = {headline_of(summary) for summary in load_scores(files).values()}
+    if len(headlines) != 1 or None in headlines:
+        found = "no headline metric" if None in headlines else f"headlines {sorted(headlines)}"
+        raise DataError(f"the scores files of {base} and its variants under {folder}/ record {found}: name the "
+                        "metric the estimate models with --metric (acc, acc_norm)")
+    return headlines.pop()
 
 
 def prepared_items(root: Path, task: str, languages: list[str]) -> dict[str, list[str]]:
@@ -96,7 +111,8 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument("--root", type=Path, default=Path("."), help="the repository the run wrote to")
     parse.add_argument("--languages", nargs="+", help="fit only these languages, together (default: every one)")
     parse.add_argument("--parallel", action="store_true", help="the items are the same in every language")
-    parse.add_argument("--metric", default="acc", help="the right/wrong metric modelled (acc, acc_norm)")
+    parse.add_argument("--metric", help="the right/wrong metric modelled (acc, acc_norm; default: the headline "
+                       "metric the variants' scores files record)")
     parse.add_argument("--variant-variance", choices=VARIANT_VARIANCES, default=VARIANT_VARIANCES[0],
                        help="how the variants' variance is estimated (docs/variations.md, section 6)")
     parse.add_argument("--confidence", type=float, default=0.9)
@@ -112,7 +128,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     try:
-        observed = variant_outcomes(args.root, args.model, args.task, args.base, args.metric)
+        metric = args.metric or recorded_headline(args.root, args.model, args.task, args.base)
+        observed = variant_outcomes(args.root, args.model, args.task, args.base, metric)
         observed = chosen_languages(observed, args.languages, args)
         languages = sorted(set(observed["language"]))
         study = Study.of(sorted(set(observed["variant"])), prepared_items(args.root, args.task, languages),
@@ -124,7 +141,7 @@ def main(argv: list[str]) -> int:
     except BabelevalError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"{args.model} {args.task} {args.base}: {len(study.variants)} variants; {args.metric}; "
+    print(f"{args.model} {args.task} {args.base}: {len(study.variants)} variants; {metric}; "
           f"{args.confidence:.0%} intervals")
     print(table.round(4).to_string(index=False))
     if args.csv:
