@@ -167,7 +167,7 @@ def _level_shift(observed_logits: np.ndarray, accuracy: float, steps: int = 30) 
     must be the accuracy observed. Each cell's own offset (``_moderation``) already keeps its mean probability at
     the mode's, and at the mode the evaluated cells' mean probability is the observed accuracy (the intercept is
     not shrunk); this takes up what the probit approximation behind the offsets leaves (in
-    bench/prompt_budget_sim.py a few hundredths of a logit). One shift for all draws keeps the draws' own
+    bench/prompt_budget_sim.py at most a few hundredths of a logit). One shift for all draws keeps the draws' own
     spread, and with it the uncertainty of the level.
     """
     shift = 0.0
