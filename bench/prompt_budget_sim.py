@@ -40,7 +40,7 @@ import pandas as pd  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "workflow"))
 
 from babeleval.prompts.budget_design import Budget, choose_study  # noqa: E402
-from babeleval.analysis.budget_estimate import STATISTICS, Study, estimate, exhaustive  # noqa: E402
+from babeleval.analysis.budget_estimate import STATISTICS, VARIANT_VARIANCES, Study, estimate, exhaustive  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -132,8 +132,8 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=400)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--separate", action="store_true", help="fit each language on its own (no borrowing)")
-    parser.add_argument("--variant-variance", nargs="+", choices=["resampled", "moments", "laplace"],
-                        default=["resampled"],
+    parser.add_argument("--variant-variance", nargs="+", choices=VARIANT_VARIANCES,
+                        default=[VARIANT_VARIANCES[0]],
                         help="how the variants' variance is estimated (budget_estimate.estimate); two: both on the "
                              "same studies, side by side")
     args = parser.parse_args()

@@ -9,13 +9,19 @@ import pytest
 import yaml
 
 from babeleval.analysis import variation
+from babeleval.analysis.budget_estimate import Study, exhaustive
+from babeleval.analysis.budget_table import BudgetedSet, budget_table, outcome_columns
+from babeleval.analysis.settings import AnalysisSettings
+from babeleval.core.paths import Combo
 from babeleval.analysis.leaderboard import budgeted_section, leaderboard
-from babeleval.core.errors import ConfigError
+from babeleval.core.errors import ConfigError, DataError
 from babeleval.grid import rules
 from babeleval.grid.params import validate
 from babeleval.prompts.budget_design import StudyPlan
 from babeleval.prompts.record import PromptRecord
 from babeleval.prompts.render import budgeted_requests
+from babeleval.score.metrics import get_metric
+from conftest import copy_workflow
 
 AXES = {"enum": ["upper", "num", "lower"], "sep": ["colon", "dash"]}
 LANGUAGES = ["eng_Latn", "hin_Deva", "jpn_Jpan"]
@@ -42,6 +48,7 @@ def test_the_drawn_variants_share_the_budget_and_listed_templates_run_in_full(pa
     assert rules.is_budgeted(grid, "belebele", "formatspread") and not rules.is_budgeted(grid, "belebele", "paper")
     [entry] = rules.budgeted_sets(grid)
     assert entry["plan"] == plan.as_json() and entry["model"] in grid.models
+    assert entry["metric"] == "acc"  # the variants' headline: the outcome the estimate models
     # the plots are over the templates the leaderboard shows: the two run in full
     assert any("template_spread" in path for path in rules.figure_targets(grid))
 
@@ -136,3 +143,36 @@ def test_the_resource_group_test_on_estimates_has_no_drawn_interval():
                                                  groups={"high": ["l0", "l1"], "low": ["l2", "l3"]})
     assert list(table["against"]) == ["score", "resource group"]
     assert table["rho_low"].isna().tolist() == [False, True]
+
+
+def test_a_set_whose_headline_is_acc_norm_is_estimated_from_each_cells_correct_norm(tmp_path):
+    """The metric a budget is validated on is the one estimated: acc_norm's outcome is the records'
+    `correct_norm` (the registry's `outcome_column`), not `correct`."""
+    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",))
+    template = (workdir / "prompts/belebele/formatspread.yaml").read_text(encoding="utf-8")
+    (workdir / "prompts/belebele/fsnorm.yaml").write_text(template + "metrics: [acc_norm]\n", encoding="utf-8")
+    params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
+    params["tasks"]["belebele"].update(languages=["eng_Latn"], templates=["paper"], variants={
+        "fsnorm": {"sample": 4, "axes": AXES, "budget": {"fraction": 1.0}}})
+    [entry] = rules.budgeted_sets(validate(params, root=workdir))
+    assert entry["metric"] == "acc_norm" and get_metric("acc_norm").outcome_column == "correct_norm"
+    assert get_metric("acc").outcome_column == "correct" and get_metric("chrf").outcome_column is None
+    budgeted = BudgetedSet.from_json(entry)
+    assert outcome_columns([budgeted]) == ("id", "correct_norm")
+    # every cell evaluated: the estimate is the exhaustive value of correct_norm, which differs from correct's
+    items = [f"q{k}" for k in range(20)]
+    rng = np.random.default_rng(0)
+    records = {Combo("tiny-llama", "belebele", "eng_Latn", variant): [
+        {"id": i, "correct": True, "correct_norm": bool(rng.random() < 0.6)} for i in items]
+        for variant in budgeted.plan.variants}
+    prepared = {("belebele", "eng_Latn"): {i: {"id": i} for i in items}}
+    table = budget_table([budgeted], records, prepared, AnalysisSettings(seed=0)).set_index("statistic")
+    truth = exhaustive(pd.DataFrame([{"language": c.language, "variant": c.template, "item": r["id"],
+                                      "correct": float(r["correct_norm"])} for c, rs in records.items() for r in rs]),
+                       Study.of(budgeted.plan.variants, {"eng_Latn": items}, False)).set_index("statistic")
+    assert set(table["metric"]) == {"acc_norm"} and set(table["scale"]) == {"percent"}
+    assert np.allclose(table["estimate"], truth.loc[table.index, "value"] * 100)
+    assert table.loc["mean", "estimate"] < 100  # not correct's (every item right)
+    records[next(iter(records))][0]["correct_norm"] = None
+    with pytest.raises(DataError, match="no right/wrong `correct_norm` \\(acc_norm\\)"):
+        budget_table([budgeted], records, prepared, AnalysisSettings(seed=0))

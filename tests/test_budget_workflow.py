@@ -61,6 +61,7 @@ def test_the_estimates_table_and_the_reports_section(finished):
     assert {"model", "task", "family", "language", "statistic", "estimate", "low", "high", "cells", "grid_cells",
             "fraction", "scale"} <= set(rows[0])
     assert {r["language"] for r in rows} == set(LANGUAGES) and {r["family"] for r in rows} == {"formatspread"}
+    assert {r["metric"] for r in rows} == {"acc"} and {r["scale"] for r in rows} == {"percent"}  # the headline's
     assert {r["statistic"] for r in rows} == {"mean", "q05", "q25", "q50", "q75", "q95", "best", "worst", "spread"}
     assert all(r["cells"] == "24" and r["grid_cells"] == "48" and float(r["fraction"]) == 0.5 for r in rows)
     assert all(0 <= float(r["low"]) <= float(r["high"]) <= 100 for r in rows)

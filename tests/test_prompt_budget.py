@@ -12,10 +12,11 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.special import expit
 
 from babeleval.prompts.budget_design import Budget, choose_cells, choose_study
-from babeleval.analysis.budget_estimate import (STATISTICS, Study, _groups, drawn_variance_fits, estimate,
-                                               exhaustive, outcome_grids)
+from babeleval.analysis.budget_estimate import (STATISTICS, Study, _groups, _level_shift, _logits, _moderation,
+                                               drawn_variance_fits, estimate, exhaustive, outcome_grids)
 from babeleval.analysis.budget_fit import fit
 from babeleval.core.errors import ConfigError, DataError
 from conftest import ROOT
@@ -172,3 +173,28 @@ def test_the_variants_variance_is_drawn_from_resamples_of_the_variants_and_widen
     width = {name: estimate(observed, study, draws=200, seed=3, variant_variance=name).table.set_index("statistic")
              .eval("high - low") for name in ("moments", "resampled")}
     assert (width["resampled"][["q05", "q95", "spread"]] > width["moments"][["q05", "q95", "spread"]]).all(), width
+
+
+def test_the_draws_keep_each_cells_probability_at_the_modes_and_leave_little_to_the_level_shift():
+    """Averaged over the Laplace draws, a cell's probability is pulled towards 0.5, and a variant's the more the
+    further from 0.5 it is; the per-cell offsets give back the mode's probability, cell by cell."""
+    study, full, observed = simulated_study()
+    grids = outcome_grids(observed, study)
+    groups, y = _groups(grids, study)
+    model = fit(groups, y)
+    thetas = model.draw(2000, np.random.default_rng(0))
+    mode = expit(_logits(model, model.theta, study, 0))
+    offset = _moderation(model, model.covariance_root(), study, 0)
+    plain = np.mean([expit(_logits(model, thetas[:, k], study, 0)) for k in range(thetas.shape[1])], axis=0)
+    moderated = np.mean([expit(_logits(model, thetas[:, k], study, 0) + offset)
+                         for k in range(thetas.shape[1])], axis=0)
+    plain_gap, moderated_gap = (np.abs(drawn - mode).mean() for drawn in (plain, moderated))
+    assert moderated_gap < plain_gap / 3, (plain_gap, moderated_gap)
+    # a variant's mean probability: the plain draws pull the best variant down further than the worst up
+    order = np.argsort(mode.mean(axis=1))
+    pull = plain.mean(axis=1) - mode.mean(axis=1)
+    assert pull[order[-1]] < pull[order[0]]
+    evaluated = ~np.isnan(grids["l0"])
+    shift = _level_shift(np.stack([_logits(model, thetas[:, k], study, 0)[evaluated] + offset[evaluated]
+                                   for k in range(200)]), float(grids["l0"][evaluated].mean()))
+    assert abs(shift) < 0.05, shift

@@ -133,7 +133,7 @@ def mean_item_data(metric: Metric, records: Sequence[dict[str, Any]]) -> ItemDat
             return None
     if not values and records:
         return None
-    return ItemData(metric.name, ids, np.asarray(values, dtype=float), outcome=metric.resampling.outcome)
+    return ItemData(metric.name, ids, np.asarray(values, dtype=float), outcome=metric.right_or_wrong)
 
 
 def records_item_data(metric: Metric, records: Sequence[dict[str, Any]],

@@ -9,7 +9,9 @@ language's items: the observed outcomes where the cell was evaluated, the model'
 
 Intervals are the model's own: parameters drawn from the posterior (Laplace approximation), then every
 unevaluated cell's outcome drawn from its probability, so an interval covers both what the model does not know
-and the coin flips the cells not evaluated would have made. Every statistic (the mean over variants, the
+and the coin flips the cells not evaluated would have made. Each cell's drawn logits are centred where their mean
+probability is the mode's (``_moderation``): the symmetric Laplace draws would otherwise pull every cell towards
+0.5 once more. Every statistic (the mean over variants, the
 5/25/50/75/95% quantiles of the variants' scores, the best, the worst and the spread) is computed on each draw;
 the estimate is the mean of the draws, the interval their central quantiles. With every cell evaluated the
 draws agree and the estimate is the exhaustive value.
@@ -29,6 +31,8 @@ from .budget_fit import Fit, Group, at_variances, fit
 
 QUANTILES = {"q05": 0.05, "q25": 0.25, "q50": 0.50, "q75": 0.75, "q95": 0.95}
 STATISTICS = ("mean", *QUANTILES, "best", "worst", "spread")
+# how the variance of the variants' effects is estimated (``estimate``), the default first
+VARIANT_VARIANCES = ("resampled", "moments", "laplace")
 
 
 @dataclass(frozen=True)
@@ -113,28 +117,58 @@ def _groups(grids: dict[str, np.ndarray], study: Study) -> tuple[list[Group], np
     return groups, y
 
 
-def _logits(model: Fit, theta: np.ndarray, study: Study, position: int) -> np.ndarray:
-    """One language's variants x items of logits under one parameter vector."""
+def _parts(model: Fit, theta: np.ndarray, study: Study, position: int) -> tuple[np.ndarray, np.ndarray]:
+    """One language's logits under ``theta`` (one parameter vector, or one column per vector) as a variant part
+    and an item part: the logit of (variant v, item i) is ``rows[v] + columns[i]``."""
     count = len(study.items)
     n_items = len(study.items[study.languages[position]])
     first = 0 if study.parallel else sum(len(study.items[lang]) for lang in study.languages[:position])
-    logits = (model.effects("language", theta)[position] + model.effects("variant", theta)[:, None]
-              + model.effects("item", theta)[None, first:first + n_items])
+    rows = model.effects("language", theta)[position] + model.effects("variant", theta)
+    columns = model.effects("item", theta)[first:first + n_items]
     if count > 1:
-        logits = logits + model.effects("variant x language", theta).reshape(-1, count)[:, position][:, None]
+        rows = rows + model.effects("variant x language", theta).reshape(-1, count, *theta.shape[1:])[:, position]
         if study.parallel:
-            logits = logits + model.effects("item x language", theta).reshape(-1, count)[:, position][None, :]
-    return logits
+            columns = columns + model.effects("item x language", theta).reshape(-1, count,
+                                                                                 *theta.shape[1:])[:, position]
+    return rows, columns
+
+
+def _logits(model: Fit, theta: np.ndarray, study: Study, position: int) -> np.ndarray:
+    """One language's variants x items of logits under one parameter vector."""
+    rows, columns = _parts(model, theta, study, position)
+    return rows[:, None] + columns[None, :]
+
+
+def _moderation(model: Fit, root: np.ndarray, study: Study, position: int) -> np.ndarray:
+    """One language's variants x items of logit offsets that keep each cell's probability, averaged over the
+    posterior draws, at its probability at the posterior mode.
+
+    The Laplace approximation draws a cell's logit from a normal around the mode, symmetric, where the
+    posterior of a logit is skewed outwards (a cell at 70% has its logit's mean beyond its mode); at the mode
+    the probability is already about the posterior mean of the probability (as a beta posterior's logit mode
+    is its mean), so averaging over the normal draws pulls every cell towards 0.5 a second time, the more the
+    less its effects are known (an item answered under ten variants) and the further from 0.5 it is. The pull
+    differs between variants: one below the mean loses less of its level than one above it, so a shift of
+    all cells alike leaves the variants' scores pulled together. The mean of the normal draws is instead put
+    where the logistic-normal integral (probit approximation: the mean of expit over N(m, s^2) is about
+    expit(m / sqrt(1 + pi s^2 / 8))) gives back the mode's probability: m = mode x sqrt(1 + pi s^2 / 8), with s^2
+    the cell's posterior variance (from ``root``: ``model.covariance_root()``).
+    """
+    rows, columns = _parts(model, root.T, study, position)
+    variance = (rows ** 2).sum(axis=1)[:, None] + (columns ** 2).sum(axis=1)[None, :] + 2 * rows @ columns.T
+    return _logits(model, model.theta, study, position) * (np.sqrt(1 + np.pi * variance / 8) - 1)
 
 
 def _level_shift(observed_logits: np.ndarray, accuracy: float, steps: int = 30) -> float:
     """The constant that, added to every draw's logits, makes their mean probability on the evaluated cells the
     accuracy observed there.
 
-    The draws spread around the posterior mode, and averaging a probability over a spread pulls it towards
-    0.5 (the more, the less the data pin the effects down); the evaluated cells are a balanced random share
-    of the grid, so on average over the draws their probability must be the accuracy observed. One shift for
-    all draws keeps the draws' own spread, and with it the uncertainty of the level.
+    The evaluated cells are a balanced random share of the grid, so on average over the draws their probability
+    must be the accuracy observed. Each cell's own offset (``_moderation``) already keeps its mean probability at
+    the mode's, and at the mode the evaluated cells' mean probability is the observed accuracy (the intercept is
+    not shrunk); this takes up what the probit approximation behind the offsets leaves (in
+    bench/prompt_budget_sim.py at most a few hundredths of a logit). One shift for all draws keeps the draws' own
+    spread, and with it the uncertainty of the level.
     """
     shift = 0.0
     for _ in range(steps):
@@ -155,6 +189,11 @@ def _draw_scores(models: Sequence[Fit], grids: dict[str, np.ndarray], study: Stu
     """
     shares = np.diff(np.linspace(0, draws, len(models) + 1).round().astype(int))
     thetas = np.concatenate([model.draw(int(share), rng) for model, share in zip(models, shares)], axis=1)
+    owner = np.repeat(np.arange(len(models)), shares)  # the fit each draw comes from
+    offsets = []  # per fit, per language: each cell's offset (``_moderation``)
+    for model in models:  # one fit's covariance root at a time: parameters squared, large for many languages
+        root = model.covariance_root()
+        offsets.append([_moderation(model, root, study, position) for position in range(len(grids))])
     scores = {}
     for position, (language, grid) in enumerate(grids.items()):
         missing = np.isnan(grid)
@@ -164,7 +203,7 @@ def _draw_scores(models: Sequence[Fit], grids: dict[str, np.ndarray], study: Stu
             continue
 
         def drawn(draw: int) -> np.ndarray:  # recomputed, not kept: all draws' grids would not fit in memory
-            return _logits(models[0], thetas[:, draw], study, position)
+            return _logits(models[0], thetas[:, draw], study, position) + offsets[owner[draw]][position]
 
         shift = _level_shift(np.stack([drawn(draw)[~missing] for draw in range(draws)]),
                              float(grid[~missing].mean())) if (~missing).any() else 0.0
@@ -293,6 +332,8 @@ def estimate(observed: pd.DataFrame, study: Study, confidence: float = 0.9, draw
     resample of the variants), "moments" (one, ``with_moment_variance``) or "laplace" (the fit's own empirical
     Bayes variances, which pull the tails in); bench/prompt_budget_sim.py compares them.
     """
+    if variant_variance not in VARIANT_VARIANCES:
+        raise ValueError(f"variant_variance {variant_variance!r} is not one of {VARIANT_VARIANCES}")
     grids = outcome_grids(observed, study)
     groups, y = _groups(grids, study)
     if not len(y):

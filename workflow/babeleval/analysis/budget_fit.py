@@ -44,6 +44,10 @@ class Fit:
         """A group's effects (rows of ``theta``: one parameter vector, or one column per draw)."""
         return (self.theta if theta is None else theta)[self.spans[name]]
 
+    def covariance_root(self) -> np.ndarray:
+        """W with W^T W the posterior covariance (the inverse of the precision L L^T): W = L^-1."""
+        return _inverse_factor(self.chol)
+
     def draw(self, count: int, rng: np.random.Generator) -> np.ndarray:
         """``count`` parameter vectors (columns) from the Laplace approximation of the posterior."""
         noise = rng.standard_normal((len(self.theta), count))
@@ -101,8 +105,12 @@ def _updated_variance(effects: np.ndarray, posterior_var: np.ndarray, variance: 
 
 def _posterior_variances(chol: np.ndarray) -> np.ndarray:
     """The diagonal of the inverse of the precision L L^T: column sums of the squares of L^-1."""
-    inverse = linalg.solve_triangular(chol, np.eye(len(chol)), lower=True)
-    return np.sum(inverse ** 2, axis=0)
+    return np.sum(_inverse_factor(chol) ** 2, axis=0)
+
+
+def _inverse_factor(chol: np.ndarray) -> np.ndarray:
+    """L^-1 of the precision's lower Cholesky factor L: the posterior covariance is (L^-1)^T L^-1."""
+    return linalg.solve_triangular(chol, np.eye(len(chol)), lower=True)
 
 
 def fit(groups: list[Group], y: np.ndarray, rounds: int = 100, tolerance: float = 1e-4) -> Fit:

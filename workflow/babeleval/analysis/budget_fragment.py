@@ -10,7 +10,7 @@ import pandas as pd
 from .budget_estimate import STATISTICS
 from .report import table_html
 
-KEYS = ["model", "task", "family", "language"]
+KEYS = ["model", "task", "family", "metric", "language"]
 
 
 def estimates_shown(table: pd.DataFrame) -> pd.DataFrame:

@@ -78,6 +78,12 @@ def metric_options(summary: dict[str, Any]) -> dict[str, Any]:
     return dict(record.get("metric_options") or {})
 
 
+def headline_of(summary: dict[str, Any]) -> str | None:
+    """The headline metric a scores file's combination reported (its resolved record's metrics), if it records it."""
+    record = (summary.get("provenance") or {}).get("spec") or {}
+    return next((entry["name"] for entry in record.get("metrics") or [] if entry.get("headline")), None)
+
+
 def item_text(item: dict[str, Any], limit: int = 300) -> str:
     """A short human-readable description of an item for example tables."""
     for field in ("question", "text", "source", "sentence", "sentence1"):

@@ -155,7 +155,11 @@ def budgeted_sets(grid: Grid) -> list[dict[str, Any]]:
     """Every (model, task, budgeted variant set) a model runs, as the budget table's step reads it
     (``babeleval.analysis.budget_table.BudgetedSet``)."""
     return [{"model": model, "task": task.name, "plan": plan.as_json(), "limit": task.limit,
-             "shuffle_seed": grid.prompt_record(task.name, task.languages[0], plan.variants[0]).shuffle_seed}
+             "shuffle_seed": grid.prompt_record(task.name, task.languages[0], plan.variants[0]).shuffle_seed,
+             # the variants' headline metric (one: they share the base's metrics), validated right or wrong
+             # per item by babeleval.grid.variants.check_outcome: the outcome the estimate models
+             "metric": next(metric.name for metric in grid.record(model, task.name, task.languages[0],
+                                                                  plan.variants[0]).metrics if metric.headline)}
             for model in grid.models for task in grid.tasks.values() for plan in task.budgets.values()
             if set(plan.variants) <= set(grid.templates_of(model, task.name))]
 

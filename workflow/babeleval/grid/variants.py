@@ -12,7 +12,7 @@ from ..prompts.budget_design import Budget, StudyPlan
 from ..prompts.templates import Template, template_fields
 from ..prompts.variants import (PHRASES_FILE, base_name, declared_axes, is_variant, phrase_table, sample_settings,
                                 variant_name)
-from ..score.metrics import ItemMean, get_metric, headline_metric
+from ..score.metrics import get_metric, headline_metric
 from ..tasks.families import Family
 
 
@@ -97,8 +97,7 @@ def budget_plans(task: str, family: Family, entry: dict, templates: dict[str, Te
         variants = tuple(sorted(name for name in templates if base_name(name) == base and name not in listed))
         budget = Budget(cells=request["budget"].get("cells"), fraction=request["budget"].get("fraction"))
         check_budget(budget, variants, [templates[name] for name in variants], where)
-        for name in variants:
-            check_outcome(templates[name], family, where)
+        check_outcome([templates[name] for name in variants], family, where)
         plans[base] = StudyPlan(base=base, variants=variants, budget=budget, seed=seed,
                                 parallel=bool(request["budget"].get("parallel", False)))
     return plans
@@ -125,14 +124,15 @@ def check_budget(budget: Budget, variants: tuple[str, ...], templates: list[Temp
                           "stratified sampler, or leave the budget out")
 
 
-def check_outcome(template: Template, family: Family, where: str) -> None:
-    """A budgeted variant's headline metric is a share of items right (``ItemMean`` of right/wrong outcomes, as the
-    metric registry declares it): the estimate models each (variant, item) cell as right or wrong, and a score
-    such as BLEU, chrF or SQuAD F1 has no such outcome per item."""
-    headline = headline_metric(family.reported_metrics(template.mode, template.metrics))
-    resampling = get_metric(headline).resampling if headline else None
-    if not (isinstance(resampling, ItemMean) and resampling.outcome):
-        raise ConfigError(f"{where}: variant {template.name} reports {headline or 'no headline metric'} (task "
-                          f"family {family.name}), which is not right or wrong per item; the budgeted estimate models "
-                          "each (variant, item) cell as right or wrong, so it needs a metric such as accuracy: "
-                          "leave the budget out and run the variants in full")
+def check_outcome(templates: Sequence[Template], family: Family, where: str) -> None:
+    """A budgeted set's headline metric is a share of items right whose outcome per item is a field of the records
+    (``Metric.outcome_column``: acc's ``correct``, acc_norm's ``correct_norm``): the estimate models each (variant,
+    item) cell as right or wrong, and a score such as BLEU, chrF or SQuAD F1 has no such outcome per item. (The
+    variants of a base share its metrics and mode, and with them their headline.)"""
+    for template in templates:
+        headline = headline_metric(family.reported_metrics(template.mode, template.metrics))
+        if not (headline and get_metric(headline).outcome_column):
+            raise ConfigError(f"{where}: variant {template.name} reports {headline or 'no headline metric'} (task "
+                              f"family {family.name}), which is not right or wrong per item; the budgeted estimate "
+                              "models each (variant, item) cell as right or wrong, so it needs a metric such as "
+                              "accuracy: leave the budget out and run the variants in full")

@@ -14,7 +14,9 @@ interval, the paired tests compare it, and the tables, figures and report show i
   can (lowest first; a metric without a rank comes after the ranked ones, by name);
 - ``chance``: whether a chance level (the mean of 1 / number of choices) applies;
 - ``resampling``: how it is recomputed on a resample of items for intervals and paired tests
-  (``ItemMean``, ``CorpusStatistics`` or ``Recomputed``);
+  (``ItemMean``, ``CorpusStatistics`` or ``Recomputed``); an ``ItemMean`` of outcomes makes it
+  ``right_or_wrong`` per item, and ``outcome_column`` names the record field holding that outcome
+  (``correct``, ``correct_norm``), which the budgeted estimate models;
 - ``interval``: how its confidence interval is computed: ``EXACT`` (Clopper-Pearson, for a share of items:
   right at 0% and 100% and at any n, where a percentile bootstrap of 0/3 gives the zero-width [0, 0]) or
   ``BOOTSTRAP`` (percentile bootstrap over items, for corpus and graded metrics); ``INTERVAL_METHODS`` words
@@ -137,7 +139,13 @@ class ItemMean:
 
     value: Callable[[Record], float | bool | None]
     outcome: bool = False  # the value is right/wrong: paired tests use the exact McNemar test
+    column: str | None = None  # the record field ``value`` reads as it is (``item_outcome``), where it is one
     bootstrap: ClassVar[str] = "items"
+
+
+def item_outcome(column: str) -> ItemMean:
+    """The share of items right, each item's right/wrong outcome the record's ``column`` (a bool)."""
+    return ItemMean(item_value(column), outcome=True, column=column)
 
 
 @dataclass(frozen=True)
@@ -240,6 +248,20 @@ class Metric:
     def axis_label(self) -> str:
         """A short axis label: the name and the scale."""
         return f"{self.name}, %" if self.percent else f"{self.name}, 0-100"
+
+    @property
+    def right_or_wrong(self) -> bool:
+        """Whether each item is right or wrong and the metric is the share right (an ``ItemMean`` of outcomes):
+        paired tests use the exact McNemar test."""
+        return isinstance(self.resampling, ItemMean) and self.resampling.outcome
+
+    @property
+    def outcome_column(self) -> str | None:
+        """The record field holding each item's right/wrong outcome (``correct`` for acc, ``correct_norm`` for
+        acc_norm), where the metric's outcome is a field as it is; None for every other metric. The budgeted
+        estimate (``babeleval.analysis.budget_table``) models this field, so only such a metric can be budgeted
+        (``babeleval.grid.variants.check_outcome``)."""
+        return self.resampling.column if self.right_or_wrong else None
 
     @property
     def headline_order(self) -> tuple:
@@ -488,9 +510,9 @@ def family_is(*names: str) -> Callable[[Family, str], bool]:
 # while an extension file is loaded must not count the built-ins as that file's.
 METRICS: dict[str, Metric] = {metric.name: metric for metric in (
     Metric(ACCURACY, "accuracy over all items, % (a parse failure counts as wrong)", _acc, anywhere_but_translation,
-           ItemMean(item_value("correct"), outcome=True), rank=0, chance=True, interval=EXACT),
+           item_outcome("correct"), rank=0, chance=True, interval=EXACT),
     Metric("acc_norm", "length-normalised accuracy, %", _acc_norm, choice_loglikelihood,
-           ItemMean(item_value("correct_norm"), outcome=True), rank=5, chance=True, interval=EXACT),
+           item_outcome("correct_norm"), rank=5, chance=True, interval=EXACT),
     Metric("balanced_acc", "balanced accuracy, %", _balanced_acc, choice_families, Recomputed(), rank=6,
            chance=True),
     Metric("macro_f1", "macro-F1, %", _macro_f1, choice_families, Recomputed(), rank=7),
@@ -554,5 +576,5 @@ def compute_all(names: Sequence[str], records: list[Record], **options: Any) -> 
 __all__ = ["ACCURACY", "BOOTSTRAP", "CorpusStatistics", "EXACT", "INTERVAL_METHODS", "ItemMean", "PERCENT_UNIT", "POINTS_UNIT", "SHOWN_RANGE", "METRICS", "Metric", "PARSED_ACCURACY", "PARSE_FAILURE_RATE",
            "POINTS", "Recomputed", "SHARE", "Statistics", "accuracy", "anywhere_but_translation", "argmax",
            "balanced_accuracy", "bleu_tokenize", "choice_families", "choice_loglikelihood", "compute_all", "family_is",
-           "generated", "get_metric", "headline_metric", "item_value", "length_normalised", "macro_f1", "register",
+           "generated", "get_metric", "headline_metric", "item_outcome", "item_value", "length_normalised", "macro_f1", "register",
            "reportable"]
