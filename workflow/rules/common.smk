@@ -82,6 +82,11 @@ def prompt_records(task, template):
     return grid_rules.prompt_records(GRID, task, template)
 
 
+def render_priority(task, template):
+    """Rendering jobs start longest first (babeleval.grid.rules.render_priority)."""
+    return grid_rules.render_priority(GRID, task, template)
+
+
 def exemplar_data(task, template):
     """Prepared data the template's exemplars come from (none for a zero-shot template): its prompt records' pools."""
     return grid_rules.exemplar_files(GRID, task, template)
