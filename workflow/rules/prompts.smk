@@ -16,7 +16,8 @@ for _task in GRID.tasks.values():
             # each language's prompt record: items and exemplar pool, seeds, item limit and few-shot plan
             # (babeleval.prompts.record), in the order of the outputs
             records=lambda w, task=_task.name: prompt_records(task, w.template),
-        # the longest rendering jobs first: a few-shot template's renders several prompts an item
+        # the longest rendering jobs first: a few-shot template's renders several prompts an item (a callable
+        # priority needs snakemake 9.17, the lower bound in pyproject.toml)
         priority: lambda w, task=_task.name: render_priority(task, w.template)
         threads: CPU_THREADS
         resources:
