@@ -146,10 +146,11 @@ def prompt_records(grid: Grid, task: str, template: str) -> list[dict[str, Any]]
 
 
 def render_priority(grid: Grid, task: str, template: str) -> int:
-    """The scheduling priority of a (task, template)'s rendering job: its exemplars a prompt, so that the longest
-    jobs start first. A job renders every item's prompt and its exemplars' turns, so a five-shot template takes
-    several times a zero-shot one (at a full-size Belebele study on 2 cores, `paper` 41 s against `instruct`'s 6 s);
-    started last, behind a short job, the longest one alone set the phase's wall time."""
+    """The scheduling priority of a (task, template)'s rendering job: the number of exemplars in each prompt, a
+    stand-in for the job's length, so that the longest jobs start first. A job renders every item's prompt and its
+    exemplars' turns, so a five-shot template takes several times a zero-shot one (at a full-size Belebele study on
+    2 cores, `paper` 41 s against `instruct`'s 6 s); started last, behind a short job, the longest one alone set
+    the phase's wall time."""
     return grid.prompt_record(task, grid.tasks[task].languages[0], template).fewshot.n
 
 
