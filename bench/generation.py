@@ -52,14 +52,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", default=None, help="write the backend's responses here (JSON Lines)")
     args = parser.parse_args(argv)
 
-    import torch
-
+    from babeleval.generate.backends import load_backend
     from babeleval.generate.backends.base import Decoding, GenerationRequest
     from babeleval.generate.backends.config import HFConfig
-    from babeleval.generate.backends.hf import HFBackend
 
-    backend = HFBackend(HFConfig(model=args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size),
-                        args.model)
+    backend = load_backend(HFConfig(model=args.model, device=args.device, dtype=args.dtype,
+                                    batch_size=args.batch_size), args.model)  # as a generation job loads it
+    import torch
+
     loaded = time.perf_counter()
     texts = [prompts.context(row, "letters") for row in prompts.read_items(args.data, args.prompts)]
     requests = [GenerationRequest(text, args.max_new_tokens) for text in texts]

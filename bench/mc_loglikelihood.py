@@ -41,18 +41,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=int, default=None)
     args = parser.parse_args(argv)
 
-    import torch
-
+    from babeleval.generate.backends import load_backend
     from babeleval.generate.backends.base import LoglikelihoodRequest
     from babeleval.generate.backends.config import HFConfig
-    from babeleval.generate.backends.hf import HFBackend
 
-    if args.threads:
-        torch.set_num_threads(args.threads)
     imported = time.perf_counter()
     config = HFConfig(model=args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
                       add_bos_token=args.add_bos_token)  # None: the tokenizer's default
-    backend = HFBackend(config, args.model)
+    backend = load_backend(config, args.model)  # imports torch and transformers, as a generation job does
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
     loaded = time.perf_counter()
 
     rows = prompts.read_items(args.data, args.limit)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..core.errors import ConfigError, MachineError, StateError
+from ..core.gc_pause import collector_paused
 from .backends.config import APIConfig, LocalConfig, ModelConfig
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -116,13 +117,15 @@ def checked_loader(loader: Callable[[ModelConfig, str], Any]) -> Callable[[Model
     """``loader`` preceded by the checks that need the job's own machine (the device, the hub cache)."""
 
     def load(config: ModelConfig, model_path: str) -> Any:
-        check_device(config, model_path)
-        if isinstance(config, LocalConfig) and not is_local_path(model_path) and hub_offline() \
-                and not in_hub_cache(model_path) and not Path(model_path).is_dir():
-            raise MachineError(f"model {model_path}: not in the local hub cache ({hub_cache_dir()}) and the hub "
-                               "is switched off (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set): download it where "
-                               f"there is network (huggingface-cli download {model_path}), or use a local directory")
-        return loader(config, model_path)
+        with collector_paused():  # check_device may import torch: with the loader's imports (core.gc_pause)
+            check_device(config, model_path)
+            if isinstance(config, LocalConfig) and not is_local_path(model_path) and hub_offline() \
+                    and not in_hub_cache(model_path) and not Path(model_path).is_dir():
+                raise MachineError(f"model {model_path}: not in the local hub cache ({hub_cache_dir()}) and the hub "
+                                   "is switched off (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set): download it "
+                                   f"where there is network (huggingface-cli download {model_path}), or use a local "
+                                   "directory")
+            return loader(config, model_path)
 
     return load
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping
 
 from ...core import extensions
+from ...core.gc_pause import collector_paused
 from ...core.errors import BackendError, ConfigError
 from ..fingerprint import ROLE, declared_settings
 from .base import Backend
@@ -110,9 +111,11 @@ def model_config(entry: Mapping[str, Any]) -> ModelConfig:
 
 def load_backend(model: ModelConfig | Mapping[str, Any], model_path: str) -> Backend:
     """Load the backend a model's config (or its params.yaml entry) names; ``model_path``: a hub id, a local
-    directory or a served model name."""
+    directory or a served model name. The loader's imports run with the garbage collector paused
+    (``babeleval.core.gc_pause``)."""
     config = model if isinstance(model, ModelConfig) else model_config(model)
-    return get_backend(config.backend).load(config, model_path)
+    with collector_paused():
+        return get_backend(config.backend).load(config, model_path)
 
 
 def _load_hf(config: HFConfig, model_path: str) -> Backend:
