@@ -6,14 +6,15 @@ such as two questions on one passage or a common few-shot prefix, share a row), 
 lets every token see only its ancestors, and logits are computed only where a scored token is
 predicted. Single-token choices (letters) thus cost one pass over the context and one logit row.
 Short trees are packed into the room long rows leave, so a batch runs almost no padding (on a CPU, into
-rows at most ``HFBackend.CPU_PACK_WIDTH`` wide, and a pass holds rows of like width). With ``torch_compile``
-the passes run the model through torch.compile.
+rows at most ``HFBackend.CPU_PACK_WIDTH`` wide, and a pass holds rows of like width, whose attention runs by
+query blocks: ``query_blocks``). With ``torch_compile`` the passes run the model through torch.compile.
 Prompt encoding, chat rendering and stop-sequence cutting are shared with the vLLM backend (local_text).
 """
 
 from __future__ import annotations
 
 import bisect
+from contextlib import nullcontext
 import dataclasses
 from dataclasses import dataclass, field
 import logging
@@ -28,6 +29,7 @@ from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodR
                    LoglikelihoodResult, keep_last)
 from .config import HFConfig
 from .local_text import LocalText, cut_at_stop
+from . import query_blocks
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +81,9 @@ class HFBackend(LocalText):
         # Generation keeps the eager model (its one-token steps would recompile). Off by default: on an H100 the
         # passes of an 8B model ran 1.23x faster, after compiling for about 170 s (bench/RESULTS.md, section 4).
         self.scoring_model = torch.compile(self.model, dynamic=True) if config.torch_compile else self.model
+        # On a CPU the passes' attention runs by query blocks (query_blocks: half the pairs of a masked row)
+        self.by_query_blocks = (self.device.startswith("cpu") and not config.torch_compile
+                                and query_blocks.applies_to(self.model))
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         self.pad_id = tokenizer.pad_token_id
@@ -111,10 +116,11 @@ class HFBackend(LocalText):
         logprobs = [[0.0] * len(conts) for _, conts in encoded]
         greedy = [[False] * len(conts) for _, conts in encoded]
         queued: list[_Pass] = []
-        for batch in self._passes(encoded):
-            queued.append(self._packed_logprobs(batch))
-            if len(queued) == 2:  # the next pass is queued before this one's results are read: no idle device
-                queued.pop(0).read_into(logprobs, greedy)
+        with self._pass_context():
+            for batch in self._passes(encoded):
+                queued.append(self._packed_logprobs(batch))
+                if len(queued) == 2:  # the next pass is queued before this one's results are read: no idle device
+                    queued.pop(0).read_into(logprobs, greedy)
         for done in queued:
             done.read_into(logprobs, greedy)
         return [LoglikelihoodResult(lps, gs, [len(c) for c in conts], len(ctx), truncated_tokens=cut,
@@ -250,6 +256,18 @@ class HFBackend(LocalText):
                 slots.append((item, k))
         return _Pass(logprobs[index_t, wanted_t], logprobs.argmax(-1)[index_t] == wanted_t, owners, slots)
 
+    def _pass_context(self) -> Any:
+        """What the log-likelihood passes run in: on a CPU, attention by query blocks; with torch_compile, the
+        boolean mask of kept positions (transformers' ``slice_logits_to_keep``), whose output size depends on the
+        data, traced into the model's one graph: otherwise the graph breaks there and its three parts compile one
+        by one (on the CPU benchmark's model, 34.6 s to a first result against 24.4 s traced, the passes after
+        it alike)."""
+        if self.by_query_blocks:
+            return query_blocks.query_blocks(self.model)
+        if self.scoring_model is not self.model:
+            return torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True)
+        return nullcontext()
+
     def _to_device(self, tensor: "torch.Tensor") -> "torch.Tensor":
         """A CPU tensor on the model's device. To a GPU from pinned memory without waiting: a plain copy would
         wait for the passes queued before it, and the next batch could not be prepared while one runs."""
@@ -258,7 +276,7 @@ class HFBackend(LocalText):
         return tensor.to(self.device)
 
     def _attn_takes_4d_mask(self) -> bool:
-        return getattr(self.model.config, "_attn_implementation", "sdpa") in ("sdpa", "eager")
+        return getattr(self.model.config, "_attn_implementation", "sdpa") in ("sdpa", "eager", query_blocks.NAME)
 
     def _takes_2d_logits_to_keep(self) -> bool:
         """transformers' own models slice logits with ``slice_logits_to_keep``, which takes a (batch, seq) mask."""
