@@ -25,7 +25,8 @@ class Heads(torch.nn.Module):
 
 def tree_like_mask(rows: int, width: int, generator: torch.Generator) -> torch.Tensor:
     """An additive mask of the scorer's kind: each query sees itself and a random subset of earlier keys."""
-    allowed = (torch.rand((rows, 1, width, width), generator=generator) < 0.5).tril() | torch.eye(width, dtype=torch.bool)
+    allowed = (torch.rand((rows, 1, width, width), generator=generator) < 0.5).tril()
+    allowed |= torch.eye(width, dtype=torch.bool)
     return torch.zeros(allowed.shape).masked_fill_(~allowed, torch.finfo(torch.float32).min)
 
 
