@@ -1,7 +1,9 @@
-"""bench/mc_loglikelihood.py writes, per item in file order, the log-probs a per-choice computation gives."""
+"""bench/mc_loglikelihood.py writes, per item in file order, the log-probs a per-choice computation gives;
+bench/startup.py splits the fixed cost by stage."""
 
 import importlib.util
 import json
+import subprocess
 import sys
 
 import pytest
@@ -51,3 +53,16 @@ def test_mc_loglikelihood_matches_per_choice_scoring(tiny_model_dir, tmp_path, c
 
     compare = load("compare_mc")
     assert compare.main([str(out), str(out)]) == 0
+
+
+@pytest.mark.parametrize("collector", ["paused", "on"])
+def test_startup_splits_the_fixed_cost_by_stage(tiny_model_dir, collector):
+    """bench/startup.py in a fresh process: every stage timed, the pause's end only when the collector was paused."""
+    done = subprocess.run([sys.executable, str(ROOT / "bench" / "startup.py"), "--model", str(tiny_model_dir),
+                           "--collector", collector], capture_output=True, text=True, check=True)
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["model_class"] == "LlamaForCausalLM"
+    stages = list(report["stages"])
+    assert stages[0] == "import torch" and "load the weights" in stages
+    assert (stages[-1] == "collect once and freeze what survives (the pause's end)") == (collector == "paused")
+    assert all(s["wall_s"] >= 0 and s["cpu_s"] >= 0 for s in report["stages"].values())
