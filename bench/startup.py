@@ -2,13 +2,15 @@
 
     python bench/startup.py --model DIR
 
-Imports and loads in the order the hf backend does (torch, transformers, the model class transformers picks
-for the model's config, the tokenizer, the weights), then builds the backend on what is already loaded, and
+Imports and loads in the order the hf backend does (torch, transformers, babeleval's hf module, the model class
+transformers picks for the model's config, the tokenizer, the weights), then builds the backend on what is
+already loaded, and
 prints one JSON line with each stage's CPU seconds (user + system, this process) and wall seconds. Run it in a
 fresh process: a second import costs nothing. ``torch._dynamo`` is timed on its own because transformers'
 modeling code imports it (through ``torch.compiler.disable``) whether or not anything is compiled.
-``--collector paused`` (the default) runs the stages with Python's cyclic garbage collector paused and then
-collects once, as ``load_backend`` does (``babeleval.core.gc_pause``); ``--collector on`` leaves it on throughout.
+``--collector paused`` (the default) runs the stages with Python's cyclic garbage collector paused, freezes what
+the imports made once babeleval's hf module is imported, and collects once at the end, as ``load_backend`` does
+(``babeleval.core.gc_pause``); ``--collector on`` leaves it on throughout.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", required=True)
     parser.add_argument("--collector", choices=("paused", "on"), default="paused")
     args = parser.parse_args(argv)
-    from babeleval.core.gc_pause import collector_paused  # the standard library only: torch is not imported yet
+    from babeleval.core.gc_pause import collector_paused, imports_done  # the standard library only: no torch yet
 
     stages: dict[str, dict[str, float]] = {}
     last = (time.process_time(), time.perf_counter())
@@ -47,6 +49,12 @@ def main(argv: list[str] | None = None) -> None:
         done("import torch._dynamo")
         import transformers
         done("import transformers")
+        from babeleval.generate.backends.config import HFConfig
+        from babeleval.generate.backends.hf import HFBackend
+        done("import babeleval's hf backend")
+        if args.collector == "paused":
+            imports_done()
+            done("freeze what the imports made (imports_done, as the hf loader marks it)")
         from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
         model_class = transformers.models.auto.modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING[
             type(AutoConfig.from_pretrained(args.model))]
@@ -55,9 +63,6 @@ def main(argv: list[str] | None = None) -> None:
         done("load the tokenizer")
         AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
         done("load the weights")
-        from babeleval.generate.backends.config import HFConfig
-        from babeleval.generate.backends.hf import HFBackend
-        done("import babeleval's hf backend")
         HFBackend(HFConfig(model=args.model, dtype="float32", device="cpu"), args.model)
         done("build the backend (everything imported and cached)")
     if args.collector == "paused":

@@ -6,7 +6,7 @@ import weakref
 
 import pytest
 
-from babeleval.core.gc_pause import collector_paused
+from babeleval.core.gc_pause import collector_paused, imports_done
 from babeleval.generate import backends
 
 
@@ -69,3 +69,18 @@ def test_a_dropped_hf_model_is_freed_though_frozen(tiny_model_dir):
     model = weakref.ref(backend.model)
     del backend
     assert model() is None
+
+
+def test_after_imports_done_only_the_loads_garbage_is_collected():
+    with collector_paused():
+        imported = weakref.ref(Node())  # garbage an import made
+        imports_done()
+        loaded = weakref.ref(Node())  # garbage the load made: it may hold the model's data
+    assert imported() is not None  # frozen with the imports, never walked again
+    assert loaded() is None
+
+
+def test_imports_done_outside_a_pause_freezes_nothing():
+    before = gc.get_freeze_count()
+    imports_done()
+    assert gc.get_freeze_count() == before

@@ -21,7 +21,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping
 
 from ...core import extensions
-from ...core.gc_pause import collector_paused
+from ...core.gc_pause import collector_paused, imports_done
 from ...core.errors import BackendError, ConfigError
 from ..fingerprint import ROLE, declared_settings
 from .base import Backend
@@ -124,6 +124,7 @@ def _load_hf(config: HFConfig, model_path: str) -> Backend:
     except ImportError as exc:
         raise BackendError(f"backend 'hf' needs torch and transformers ({exc.name} is missing): "
                            "pip install 'babeleval[hf]'") from None
+    imports_done()  # torch and transformers: their garbage frozen, not walked again (core.gc_pause)
     return HFBackend(config, model_path)
 
 
