@@ -7,11 +7,11 @@ later full collections, and the last one at the interpreter's exit (about 1 s wi
 objects by. On the 2-core benchmark machine a text-choice run took 13.0 s instead of 15.2 s (bench/RESULTS.md,
 section 1).
 
-A loader may mark the end of its imports (``imports_done``; the hf backend's does): what exists then is frozen as it is, the imports'
-garbage with it (9,647 small objects for the hf backend's torch and transformers, no tensors: no model is
-loaded yet), so that the one collection at the pause's end walks only what the load made (20,000 objects,
-not 620,000: 0.3 s less). The load's own garbage is collected, never frozen: it can hold a model's data (a
-frame of a caught exception keeps its locals).
+A loader may mark the end of its imports (``imports_done``; the hf backend's does): what exists then is frozen
+as it is, the imports' garbage with it (9,647 small objects for the hf backend's torch and transformers, no
+tensors: no model is loaded yet), so that the one collection at the pause's end walks only what the load made
+(20,000 objects, not 620,000: 0.3 s less). The load's own garbage is collected, never frozen: it can hold a
+model's data (a frame of a caught exception keeps its locals).
 
 Frozen objects stay out of cyclic collections: a model dropped before its process ends must be freed by
 reference counting, as the hf backend's is (tests/test_gc_pause.py); one held in a reference cycle would
