@@ -39,12 +39,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--add-bos-token", type=parse_bool, default=None, metavar="auto|true|false")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--torch-linear", action="store_true",
+                        help="leave the linear layers on torch's own matmul (on a CPU the backend routes them "
+                             "through oneDNN): the whole-process A/B of bench/RESULTS.md")
     args = parser.parse_args(argv)
 
-    from babeleval.generate.backends import load_backend
+    from babeleval.generate.backends import load_backend, onednn_linear
     from babeleval.generate.backends.base import LoglikelihoodRequest
     from babeleval.generate.backends.config import HFConfig
 
+    if args.torch_linear:
+        onednn_linear.usable = lambda: False
     imported = time.perf_counter()
     config = HFConfig(model=args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
                       add_bos_token=args.add_bos_token)  # None: the tokenizer's default

@@ -35,6 +35,9 @@ for choices in texts letters; do
   $PY bench/mc_floor.py --model $M --data bench/data/belebele200.jsonl --choices $choices --repeats "$RUNS"
 done
 
+echo "== linear layers: oneDNN against torch's matmul (in process: products, scoring, generation)"
+$PY bench/linear_kernels.py --model $M --data bench/data/belebele200.jsonl --repeats "$RUNS"
+
 echo "== generation: hf backend vs model.generate in one batch (in process)"
 $PY bench/generation.py --model $M --data bench/data/belebele200.jsonl --repeats "$RUNS"
 echo "== generation: hf backend vs lm-eval generate_until (whole process)"

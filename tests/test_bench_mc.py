@@ -1,5 +1,5 @@
 """bench/mc_loglikelihood.py writes, per item in file order, the log-probs a per-choice computation gives;
-bench/startup.py splits the fixed cost by stage."""
+bench/startup.py splits the fixed cost by stage; bench/linear_kernels.py compares the linear layers' two kernels."""
 
 import importlib.util
 import json
@@ -66,3 +66,16 @@ def test_startup_splits_the_fixed_cost_by_stage(tiny_model_dir, collector):
     assert stages[0] == "import torch" and "load the weights" in stages
     assert (stages[-1] == "collect once and freeze what survives (the pause's end)") == (collector == "paused")
     assert all(s["wall_s"] >= 0 and s["cpu_s"] >= 0 for s in report["stages"].values())
+
+
+def test_linear_kernels_compares_onednn_with_torchs_matmul(tiny_model_dir, capsys):
+    """bench/linear_kernels.py: both ways give the same scores and texts, and every measurement is reported."""
+    load("linear_kernels").main(["--model", str(tiny_model_dir), "--data", str(SAMPLES / "belebele" / "eng_Latn.jsonl"),
+                                 "--limit", "4", "--prompts", "2", "--max-new-tokens", "4", "--repeats", "1"])
+    report = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert report["linear_layers"] > 0 and len(report["products"]) == 5
+    assert all(p["torch_gflops"] > 0 and p["onednn_gflops"] > 0 for p in report["products"].values())
+    for choices in ("texts", "letters"):
+        assert report[choices]["items"] == 4 and report[choices]["largest_logprob_difference"] < 1e-4
+        assert len(report[choices]["onednn_s"]) == len(report[choices]["torch_s"]) == 1
+    assert report["generation"]["same_texts"] == report["generation"]["prompts"] == 2
