@@ -19,6 +19,7 @@ from functools import cache
 
 import torch
 
+
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """``x @ weight.T + bias`` by oneDNN: the operator torch's compiler (inductor) emits for a CPU linear layer.
 
