@@ -13,7 +13,7 @@ import yaml
 
 from analysis_data import LANGUAGES, MODELS, TEMPLATES, report_tables, write_results
 from browser import load_in_chromium, run_chromium
-from conftest import copy_workflow, snakemake
+from conftest import copy_workflow, snakemake, TINY_GRID
 
 ANALYSIS_RULES = ["prepare_data", "plan_omitted", "leaderboard", "template_sensitivity", "significance",
                   "parse_failures", "item_difficulty", "plots", "report"]
@@ -175,7 +175,7 @@ def test_analysis_settings_are_validated(repo_root):
     from babeleval.grid.params import validate
     from babeleval.core.errors import ConfigError
 
-    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TINY_GRID.read_text(encoding="utf-8"))
     params["analysis"] = {"confidence": 0.9, "bootstrap_samples": 2000, "alpha": 0.01, "pivot_language": "eng_Latn"}
     validate(params, root=repo_root)
     params["analysis"] = {"confidnce": 0.9}

@@ -33,7 +33,7 @@ def test_a_chat_api_model_joins_the_grid_and_every_output_says_what_it_left_out(
     # planning: on the console before any job
     assert ("babeleval: 2 combinations left out of the grid (results/plan/omitted.tsv):\n"
             "  api-chat: belebele/paper: log-likelihood template on a chat endpoint") in said
-    assert said.index("left out of the grid") < said.index("rule build_tiny_model")
+    assert said.index("left out of the grid") < said.index("rule build_builtin_model")
 
     with (workdir / "results/plan/omitted.tsv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))

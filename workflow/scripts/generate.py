@@ -15,4 +15,5 @@ generation_job(
     usage=snakemake.output.usage,
     cache_path=p.cache,
     granted=int(getattr(snakemake.resources, p.api_resource)) if p.api_resource else None,
+    threads=snakemake.threads,
 )

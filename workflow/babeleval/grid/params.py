@@ -20,6 +20,7 @@ from ..core import extensions
 from ..core.errors import ConfigError
 from ..generate.backends import BACKENDS, model_config, model_settings
 from ..generate.backends.config import ModelConfig
+from ..generate.builtin_models import BUILTINS
 from ..generate.preflight import check_model_location
 from ..tasks import TASKS
 from .entries import task_entry
@@ -91,6 +92,7 @@ def load_schema() -> dict[str, Any]:
     schema["properties"]["tasks"]["propertyNames"] = {"enum": list(TASKS)}
     model = schema["properties"]["models"]["additionalProperties"]
     model["properties"]["backend"]["enum"] = list(BACKENDS)
+    model["properties"]["builtin"]["enum"] = list(BUILTINS)
     for name in model_settings():
         model["properties"].setdefault(name, {})
     return schema

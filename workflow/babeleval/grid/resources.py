@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import yaml
 
 from ..core.errors import ConfigError
-from ..generate import tiny_model
+from ..generate.builtin_models import get_builtin
 from ..generate.backends import get_backend
 from ..generate.backends.config import ModelConfig
 
@@ -28,7 +28,6 @@ KEYS = {"threads", "cpus_per_gpu", "mem_mb", "runtime"}
 MODEL_OVERRIDES = ("gpus", "threads", "cpus_per_gpu", "mem_mb", "runtime")
 TASK_OVERRIDES = ("threads", "cpus_per_gpu", "mem_mb", "runtime")
 SIZE_KEYS = {"reference_params_b", "mem_mb_base", "mem_mb_per_params_b"}
-BUILTIN_PARAMS_B = {"tiny-llama": tiny_model.PARAMS_B}
 
 
 def _check_entry(source: str, where: str, entry: Any) -> dict[str, int]:
@@ -132,7 +131,7 @@ def known_params_b(config: ModelConfig) -> float | None:
     """The model's size in billions of parameters where it is known: its entry's ``params_b``, a builtin's own."""
     if config.params_b is not None:
         return config.params_b
-    return BUILTIN_PARAMS_B.get(config.builtin) if config.builtin is not None else None
+    return get_builtin(config.builtin).params_b if config.builtin is not None else None
 
 
 def checked_overrides(entry: Mapping[str, Any] | None, allowed: tuple[str, ...], where: str) -> dict[str, int]:
