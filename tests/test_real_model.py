@@ -82,7 +82,7 @@ def test_the_workflow_runs_it_and_its_generated_answers_parse(tmp_path, smollm2_
     params["tasks"]["belebele"].update(languages=["eng_Latn"], templates=["instruct"], limit=8)
     (workdir / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     shutil.copytree(smollm2_dir, workdir / "results/models/smollm2-135m-instruct")  # the build rule's output
-    snakemake(workdir, "results/scores/smol/belebele/eng_Latn/instruct.json")
+    snakemake(workdir, "--", "results/scores/smol/belebele/eng_Latn/instruct.json")
     scores = json.loads((workdir / "results/scores/smol/belebele/eng_Latn/instruct.json").read_text())
     raw = read_jsonl(workdir / "results/raw/smol/belebele/eng_Latn/instruct.jsonl")
     assert len(raw) == 8 and all(r["finish_reason"] == "stop" for r in raw)

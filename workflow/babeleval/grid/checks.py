@@ -125,13 +125,13 @@ def check_chat_templates(grid: Grid, root: str | Path = ".") -> None:
         else:
             continue
         if found is False:
-            _no_chat_template(grid, name, config.model or 'builtin ' + str(config.builtin))
+            raise _no_chat_template(grid, name, config.model or 'builtin ' + str(config.builtin))
 
 
-def _no_chat_template(grid: Grid, name: str, model: str) -> None:
-    raise ConfigError(f"{grid.source_file}: models.{name}.chat: true, but the tokenizer of {model} has no chat "
-                      "template: give one with chat_template: <path to a Jinja file> in the entry, or set chat: false "
-                      "(prompts are then sent as plain text)")
+def _no_chat_template(grid: Grid, name: str, model: str) -> ConfigError:
+    return ConfigError(f"{grid.source_file}: models.{name}.chat: true, but the tokenizer of {model} has no chat "
+                       "template: give one with chat_template: <path to a Jinja file> in the entry, or set chat: "
+                       "false (prompts are then sent as plain text)")
 
 
 def check_gguf_sources(grid: Grid, root: str | Path = ".") -> None:
@@ -154,4 +154,4 @@ def check_gguf_sources(grid: Grid, root: str | Path = ".") -> None:
                               f"into {folder}: rename one of them")
         header = gguf.check(path, where)
         if config.chat and not config.chat_template and not header.has_chat_template:
-            _no_chat_template(grid, name, source)
+            raise _no_chat_template(grid, name, source)
