@@ -4,7 +4,8 @@ Per task, on its headline metric (babeleval.score.metrics):
 
 - the **largest template effect** (one model and language, two templates) and the **biggest model gap** (one
   template and language, two models), from the paired tests (exact McNemar or paired bootstrap, Holm-adjusted
-  p-value): each sentence says whether the difference is significant;
+  p-value): each sentence says whether the difference is significant; the difference's interval is not adjusted
+  for the family's other tests, so it stands beside the unadjusted p-value, each named so;
 - the **most and least robust language**: the mean spread across templates over models, with how many of that
   language's template pairs differ significantly;
 - for a difference that is there (its interval excludes 0 and the paired test is significant), the share that
@@ -123,9 +124,12 @@ def largest_difference(task: str, metric: str, board: Board, sig: pd.DataFrame, 
     largest = "largest" if compared == "template" else "biggest"
     head = (f"{task}: {largest} {what} on {metric}: {where}, {row['language']}, {side_a} {score_a:.1f} vs {side_b} "
             f"{score_b:.1f}")
+    # the interval is not adjusted for the other tests of its family: the unadjusted p-value stands beside it, and the
+    # Holm-adjusted one, named so, gives the verdict
     interval = ""
     if _finite(row.get("diff_low")) and _finite(row.get("diff_high")):
-        interval = f"interval [{shown(float(row['diff_low'])):+.1f}, {shown(float(row['diff_high'])):+.1f}] points, "
+        interval = (f"unadjusted interval [{shown(float(row['diff_low'])):+.1f}, {shown(float(row['diff_high'])):+.1f}] "
+                    f"points, unadjusted p = {float(row['p_value']):.3g}, ")
     evidence = f"{interval}{int(row['n_items'])} paired items"
     if holds_zero(row):
         return (f"{head}: no detectable difference ({evidence}; {row['test']}, Holm-adjusted p = "
