@@ -115,3 +115,11 @@ def test_a_task_without_chance_has_no_chance_mark_in_its_captions(tmp_path):
                     + chunk(b"IDAT", zlib.compress(b"\x00\x00")) + chunk(b"IEND", b""))
     items = report.figure_items({"mt": {"heatmap": png}, "qa": {"heatmap": png}}, ["mt", "qa"], frozenset({"qa"}))
     assert "chance" not in str(items["mt"][0]["figure"]) and "red mark on the colour bar: chance" in str(items["qa"][0]["figure"])
+
+
+def test_the_summary_sentences_use_the_same_cells_as_the_headline():
+    from babeleval.analysis import findings
+
+    lines = findings.per_task(board(GRID + PF), pd.DataFrame(), pd.DataFrame())["belebele"]
+    m1 = next(line for line in lines if line.startswith("belebele, m1:"))
+    assert m1.startswith("belebele, m1: acc 15.0% over all items (mean over 2 language(s) and 2 template(s));")

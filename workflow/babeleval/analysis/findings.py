@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from ..score.metrics import ACCURACY, PARSE_FAILURE_RATE, PARSED_ACCURACY, get_metric, headline_metric
+from .comparable import headline_cells, rows_of
 from .settings import DEFAULT_SETTINGS
 
 Key = tuple[str, str, str, str]  # model, task, language, template
@@ -171,16 +172,19 @@ def robust_languages(task: str, metric: str, board: Board, task_board: pd.DataFr
 
 
 def headline(task: str, metric: str, board: Board, task_board: pd.DataFrame) -> list[str]:
-    """Per model: the headline metric over all items and over parsed items, and the parse-failure rate."""
+    """Per model: the headline metric over all items and over parsed items, and the parse-failure rate, over the
+    task's headline cells (the same for every model: ``babeleval.analysis.comparable``)."""
     out = []
     frame = task_board[task_board["metric"] == metric].dropna(subset=["value"])
     defined = get_metric(metric)
-    for model, group in frame.groupby("model", sort=True):
+    cells = headline_cells(frame)
+    for model, held in cells.items():
+        group = rows_of(frame, held)
         keys = [(model, task, r.language, r.template) for r in group.itertuples(index=False)]
         value = sum(defined.shown(v) for v in group["value"]) / len(group)
         unit = "%" if defined.percent else ""
         text = f"{task}, {model}: {metric} {value:.1f}{unit} over all items (mean over {group['language'].nunique()} language(s) and " \
-               f"{group['template'].nunique()} template(s))"
+               f"{group['template'].nunique()} template(s){'' if held.comparable or len(cells) < 2 else ', not comparable with the other models'})"
         generated = [k for k in keys if board.get(k, PARSE_FAILURE_RATE) is not None]
         if generated:
             pf = sum(board.parse_failure(k) for k in generated) / len(generated)
