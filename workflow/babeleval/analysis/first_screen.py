@@ -6,8 +6,8 @@ parse-failure rate over the generated cells among them (or that nothing was pars
 went in; and one line on what stands out, picked in this order:
 
 1. a template whose answers a model's parser mostly could not read (its score there is mostly parsing);
-2. a model whose interval holds the chance level (no evidence it does better than guessing);
-3. the biggest model gap that is significant after the Holm correction;
+2. the biggest model gap that is significant after the Holm correction;
+3. a model whose interval holds the chance level (no evidence it does better than guessing), or is below it;
 4. the largest template effect that is significant after the Holm correction;
 5. otherwise, that no paired difference is significant (or none could be tested).
 
@@ -75,9 +75,8 @@ def stands_out(task: str, metric: str, frame: pd.DataFrame, pf_rows: pd.DataFram
                sig_templates: pd.DataFrame, sig_models: pd.DataFrame) -> str:
     """One line: at most two findings, in the module docstring's order."""
     chance = chance_of(frame)
-    found = (_unparsed(pf_rows, cells) + _at_chance(frame, cells, metric, chance)
-             + _significant(sig_models, task, metric, "model gap")
-             + _significant(sig_templates, task, metric, "template effect"))
+    found = (_unparsed(pf_rows, cells) + _significant(sig_models, task, metric, "model gap")
+             + _at_chance(frame, cells, metric, chance) + _significant(sig_templates, task, metric, "template effect"))
     if found:
         return "; ".join(found[:2]) + "."
     tested = any(not s.empty and ((s["task"] == task) & (s["metric"] == metric)).any()
