@@ -79,17 +79,23 @@ def test_a_job_stops_within_seconds_of_its_snakemake_being_killed(tmp_path):
     assert (tmp_path / "interrupted").read_text() == "yes"  # as on Ctrl-C: its cleanup ran
 
 
-def test_a_second_job_of_the_same_outputs_waits_for_the_first(tmp_path, caplog):
-    outputs = ["results/generations/m/belebele/eng_Latn/paper.jsonl"]
+def holding(outputs: list[str], root: Path, seconds: float) -> subprocess.Popen:
+    """Another process holding the lock of ``outputs`` for ``seconds``, returned once it holds it."""
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {WORKFLOW!r})
         from babeleval.core import orphan_guard
-        with orphan_guard.outputs_lock({outputs!r}, {str(tmp_path)!r}):
+        with orphan_guard.outputs_lock({outputs!r}, {str(root)!r}):
             print("held", flush=True)
-            time.sleep(1.5)
+            time.sleep({seconds})
         """)], stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_a_second_job_of_the_same_outputs_waits_for_the_first(tmp_path, caplog):
+    outputs = ["results/generations/m/belebele/eng_Latn/paper.jsonl"]
+    holder = holding(outputs, tmp_path, seconds=1.5)
     started = time.monotonic()
     with caplog.at_level("INFO"), orphan_guard.outputs_lock(outputs, tmp_path):
         waited = time.monotonic() - started
@@ -104,15 +110,7 @@ def test_a_second_job_of_the_same_outputs_waits_for_the_first(tmp_path, caplog):
 
 def test_the_lock_is_released_when_its_holder_is_killed(tmp_path):
     outputs = ["a.jsonl"]
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
-        import sys, time
-        sys.path.insert(0, {WORKFLOW!r})
-        from babeleval.core import orphan_guard
-        with orphan_guard.outputs_lock({outputs!r}, {str(tmp_path)!r}):
-            print("held", flush=True)
-            time.sleep(600)
-        """)], stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline().strip() == "held"
+    holder = holding(outputs, tmp_path, seconds=600)
     done = threading.Event()
 
     def take():

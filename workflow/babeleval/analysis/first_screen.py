@@ -21,9 +21,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..score.metrics import PARSE_FAILURE_RATE, get_metric, headline_metric
+from ..score.metrics import PARSE_FAILURE_RATE, get_metric
 from .comparable import HeadlineCells, comparable_task, headline_cells, rows_of
-from .paper_tables import chance_of, combined_interval, fmt, headline_cell
+from .paper_tables import chance_of, combined_interval, fmt, headline_cell, headline_tasks
 
 # a template's parse-failure rate from which its score is read as mostly parsing
 MOSTLY_UNPARSED = 0.5
@@ -106,12 +106,7 @@ def table(leaderboard: pd.DataFrame, sig_templates: pd.DataFrame, sig_models: pd
     """A row per task: metric, chance, what went in, a cell per model, what stands out (module docstring)."""
     models = sorted(leaderboard["model"].unique())
     rows: list[dict[str, Any]] = []
-    for task in sorted(leaderboard["task"].unique()):
-        task_frame = leaderboard[leaderboard["task"] == task]
-        metric = headline_metric(task_frame["metric"].unique())
-        if metric is None:
-            continue
-        frame = task_frame[task_frame["metric"] == metric].dropna(subset=["value"])
+    for task, task_frame, metric, frame in headline_tasks(leaderboard):
         pf_rows = task_frame[task_frame["metric"] == PARSE_FAILURE_RATE]
         cells = headline_cells(frame)
         chance = chance_of(frame)

@@ -11,7 +11,7 @@ parse-failure rate) as **percent, 0-100**; chrF, BLEU and SQuAD exact match / F1
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterator
 
 import pandas as pd
 
@@ -186,6 +186,16 @@ def combined_interval(group: pd.DataFrame, metric: str) -> tuple[float, float, f
     return mean, low, high
 
 
+def headline_tasks(leaderboard: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame, str, pd.DataFrame]]:
+    """Per task with a headline metric, in name order: the task, its rows, its headline metric and that metric's
+    rows with a value."""
+    for task in sorted(leaderboard["task"].unique()):
+        task_frame = leaderboard[leaderboard["task"] == task]
+        metric = headline_metric(task_frame["metric"].unique())
+        if metric is not None:
+            yield task, task_frame, metric, task_frame[task_frame["metric"] == metric].dropna(subset=["value"])
+
+
 def held_text(cells: HeadlineCells) -> str:
     """``3 × 2`` (languages × templates) where the cells are every pair of them, else the cell count too."""
     languages, templates = len(cells.languages), len(cells.templates)
@@ -220,12 +230,7 @@ def overall_table(leaderboard: pd.DataFrame) -> pd.DataFrame:
     """
     models = sorted(leaderboard["model"].unique())
     rows = []
-    for task in sorted(leaderboard["task"].unique()):
-        task_frame = leaderboard[leaderboard["task"] == task]
-        metric = headline_metric(task_frame["metric"].unique())
-        if metric is None:
-            continue
-        frame = task_frame[task_frame["metric"] == metric].dropna(subset=["value"])
+    for task, _, metric, frame in headline_tasks(leaderboard):
         cells = headline_cells(frame)
         comparable = comparable_task(cells)
         defined = get_metric(metric)
@@ -243,12 +248,8 @@ def left_out_of_headline(leaderboard: pd.DataFrame) -> list[str]:
     """Per task: the cells of a model its headline leaves out so that every model is averaged over the same ones,
     and the tasks whose models share no cell (not comparable)."""
     out = []
-    for task in sorted(leaderboard["task"].unique()):
-        task_frame = leaderboard[leaderboard["task"] == task]
-        metric = headline_metric(task_frame["metric"].unique())
-        if metric is None:
-            continue
-        cells = headline_cells(task_frame[task_frame["metric"] == metric])
+    for task, _, _, frame in headline_tasks(leaderboard):
+        cells = headline_cells(frame)
         if not comparable_task(cells):
             out.append(f"{task}: the models share no (language, template) cell, so each mean is over the model's own "
                        "cells (named in its cell) and the means are not comparable.")
