@@ -109,15 +109,16 @@ def write_outputs(score_files: Iterable[str | Path], csv_path: str | Path, md_pa
 
 
 def omitted_table(path: str | Path | None) -> pd.DataFrame:
-    """The (model, task, template) pairs the plan's ``omitted.tsv`` says the grid left out, each with its number of
-    languages and why; empty when none was (or no file is given)."""
+    """The (model, task, template) pairs the plan's ``omitted.tsv`` says the grid left out, each with its languages
+    (``2: eng_Latn, jpn_Jpan``) and why; empty when none was (or no file is given)."""
     columns = ["task", "template", "model", "languages", "why"]
     if path is None or not Path(path).exists():
         return pd.DataFrame(columns=columns)
     left_out = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
     if left_out.empty:
         return pd.DataFrame(columns=columns)
-    table = (left_out.groupby(["task", "template", "model", "reason"], sort=True)["language"].count()
+    table = (left_out.groupby(["task", "template", "model", "reason"], sort=True)["language"]
+             .agg(lambda names: f"{len(names)}: {', '.join(sorted(names))}")
              .reset_index().rename(columns={"language": "languages", "reason": "why"}))
     return table[columns]
 
