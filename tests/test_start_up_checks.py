@@ -42,6 +42,15 @@ def test_a_relative_path_without_dot_that_is_nowhere_is_refused_at_once(params, 
         check_model_sources(grid, repo_root, {**environ, "HF_HUB_OFFLINE": "1"})
 
 
+def test_offline_the_planning_check_gives_the_dot_hint_too(params, repo_root, tmp_path, monkeypatch):
+    from babeleval.core.errors import MachineError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    with pytest.raises(MachineError, match=r"for a local folder, write it as \./checkpoints/tiny-c"):
+        grid_with_model(params, repo_root, "checkpoints/tiny-c")
+
+
 def test_a_folder_a_gguf_file_and_a_cached_hub_id_are_accepted(params, repo_root, tmp_path):
     (tmp_path / "checkpoints/tiny-c").mkdir(parents=True)
     (tmp_path / "models").mkdir()
