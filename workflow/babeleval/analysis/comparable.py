@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 Cell = tuple[str, str]  # language, template
+# the suffix of a headline's name (metrics.json, headline.json) where the models share no cell
+NOT_COMPARABLE = "_not_comparable"
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,3 @@ def comparable_task(cells: dict[str, HeadlineCells]) -> bool:
     """Whether a task's headline numbers compare across its models (one model: nothing to compare, so yes)."""
     return all(c.comparable for c in cells.values()) or len(cells) < 2
 
-
-# the suffix of a headline's name (metrics.json, headline.json) where the models share no cell
-NOT_COMPARABLE = "_not_comparable"
