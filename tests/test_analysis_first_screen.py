@@ -123,3 +123,17 @@ def test_the_summary_sentences_use_the_same_cells_as_the_headline():
     lines = findings.per_task(board(GRID + PF), pd.DataFrame(), pd.DataFrame())["belebele"]
     m1 = next(line for line in lines if line.startswith("belebele, m1:"))
     assert m1.startswith("belebele, m1: acc 15.0% over all items (mean over 2 language(s) and 2 template(s));")
+
+
+def test_two_unparsed_models_leave_room_for_the_chance_level():
+    """The 3-model grid's case: two local models unparsed on both generated templates, the chat model's interval
+    holding chance. Both kinds are said, each once."""
+    rows = [(m, "belebele", "eng_Latn", t, "acc", v, 32) for m, t, v in
+            [("chat", "blog", 0.2), ("chat", "instruct", 0.2), ("a", "blog", 0.0), ("a", "instruct", 0.0),
+             ("b", "blog", 0.0), ("b", "instruct", 0.0)]]
+    rows += [(m, "belebele", "eng_Latn", t, "parse_failure_rate", 1.0 if m != "chat" else 0.0, 32)
+             for m in ("chat", "a", "b") for t in ("blog", "instruct")]
+    line = first_screen.table(board(rows), pd.DataFrame(), pd.DataFrame()).loc[0, "what stands out"]
+    assert line == ("a: parse failures blog 100%, instruct 100% and b: parse failures blog 100%, instruct 100%, so "
+                    "their scores there are mostly parsing, not answering; chat is not distinguishable from chance "
+                    "(25.0).")

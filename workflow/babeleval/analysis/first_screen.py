@@ -11,7 +11,7 @@ went in; and one line on what stands out, picked in this order:
 4. the largest template effect that is significant after the Holm correction;
 5. otherwise, that no paired difference is significant (or none could be tested).
 
-At most two of these are said, so the line stays one line.
+Each kind is one finding, however many models it names; at most two are said, so the line stays one line.
 """
 
 from __future__ import annotations
@@ -33,27 +33,35 @@ STANDS_OUT = "what stands out"
 
 
 def _unparsed(pf_rows: pd.DataFrame, cells: dict[str, HeadlineCells]) -> list[str]:
-    out = []
+    """One finding naming every model with a template mostly unparsed (so that a second kind of finding has room)."""
+    found = []
     for model, held in cells.items():
         rates = rows_of(pf_rows, held).groupby("template")["value"].mean()
         mostly = [t for t, rate in sorted(rates.items()) if rate >= MOSTLY_UNPARSED]
         if mostly:
-            worst = ", ".join(f"{t} {100.0 * rates[t]:.0f}%" for t in mostly)
-            out.append(f"{model}: parse failures {worst}, so its score there is mostly parsing, not answering")
-    return out
+            found.append(f"{model}: parse failures " + ", ".join(f"{t} {100.0 * rates[t]:.0f}%" for t in mostly))
+    if not found:
+        return []
+    if len(found) == 1:
+        return [f"{found[0]}, so its score there is mostly parsing, not answering"]
+    return [f"{' and '.join(found)}, so their scores there are mostly parsing, not answering"]
 
 
 def _at_chance(frame: pd.DataFrame, cells: dict[str, HeadlineCells], metric: str, chance: float | None) -> list[str]:
+    """The models whose interval holds the chance level, then those below it: one finding each."""
     if chance is None:
         return []
-    out = []
+    holds, below = [], []
     for model, held in cells.items():
         mean, low, high = combined_interval(rows_of(frame, held), metric)
         if not math.isnan(low) and low <= chance <= high:
-            out.append(f"{model} is not distinguishable from chance ({fmt(100.0 * chance)})")
+            holds.append(model)
         elif mean < chance and (math.isnan(high) or high < chance):
-            out.append(f"{model} is below chance ({fmt(100.0 * chance)})")
-    return out
+            below.append(model)
+    level = fmt(100.0 * chance)
+    return ([f"{', '.join(holds)} {'is' if len(holds) == 1 else 'are'} not distinguishable from chance ({level})"]
+            if holds else []) + ([f"{', '.join(below)} {'is' if len(below) == 1 else 'are'} below chance ({level})"]
+                                 if below else [])
 
 
 def _significant(sig: pd.DataFrame, task: str, metric: str, what: str) -> list[str]:
