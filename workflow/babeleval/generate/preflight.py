@@ -104,7 +104,8 @@ def check_model_location(name: str, config: ModelConfig, source_file: str, root:
     elif local and hub_offline() and not in_hub_cache(where):
         raise MachineError(f"{key}: hub id '{where}' is not in the local hub cache ({hub_cache_dir()}) and the hub is "
                            "switched off (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set): download it where there "
-                           f"is network (huggingface-cli download {where}), or point model at a local directory")
+                           f"is network (huggingface-cli download {where}), or, for a local folder, write it as "
+                           f"./{where} (a path starting with '.', '/' or '~' names a local model)")
 
 
 def check_device(config: ModelConfig, model_path: str) -> None:
