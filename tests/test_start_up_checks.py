@@ -57,7 +57,8 @@ def test_a_folder_a_gguf_file_and_a_cached_hub_id_are_accepted(params, repo_root
     (tmp_path / "models/small.Q4_1.gguf").write_bytes(b"GGUF")
     (tmp_path / "hub/models--org--cached/snapshots/0123abc").mkdir(parents=True)
     environ = {"HF_HUB_CACHE": str(tmp_path / "hub"), "HF_HUB_OFFLINE": "1"}
-    for model in ("checkpoints/tiny-c", "models/small.Q4_1.gguf", "org/cached"):
+    # validation looks for a GGUF file where the run is (the repository here): the one made here, by its full path
+    for model in ("checkpoints/tiny-c", str(tmp_path / "models/small.Q4_1.gguf"), "org/cached"):
         check_model_sources(grid_with_model(dict(params, models=dict(params["models"])), repo_root, model),
                             tmp_path, environ)
     with pytest.raises(ConfigError, match="'org/not-cached' is neither a local folder"):
