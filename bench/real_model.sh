@@ -4,12 +4,12 @@
 #   - the paper template's log-likelihoods (the base model): every per-choice log-likelihood, argmax, accuracy;
 #   - the chat instruction (the chat model, through its chat template): the prompt text and the greedy reply;
 #   - whole processes, in turn, for each (bench/timing.py).
-#   bash bench/real_model.sh [OUT_DIR] [RUNS]
+#   bash bench/real_model.sh [OUT_DIR] [RUNS]   (RUNS: whole-process pairs timed, default 1, no warm-up run)
 # Needs the project's .venv (make test) and lm-eval's (bash bench/setup_lmeval.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$(realpath -m "${1:-bench/out/real_model}")"
-runs="${2:-3}"
+runs="${2:-1}"
 mkdir -p "$out"
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
@@ -50,10 +50,11 @@ echo "instruct (chat, generated):"
 
 q() { printf '%q ' "$@"; }
 echo "whole processes, paper:"
-.venv/bin/python bench/timing.py --runs "$runs" --name ours "$(q "${ours[@]}" --prompts "${paper[@]}" --out "$out/t.jsonl")" \
-    --name lm-eval "$(q "${theirs[@]}" --prompts "${paper[@]}" --out "$out/t.jsonl")" | tee "$out/timing_paper.json"
+.venv/bin/python bench/timing.py --runs "$runs" --warmup 0 --name ours --name lm-eval \
+    "$(q "${ours[@]}" --prompts "${paper[@]}" --out "$out/t.jsonl")" \
+    "$(q "${theirs[@]}" --prompts "${paper[@]}" --out "$out/t.jsonl")" | tee "$out/timing_paper.json"
 echo "whole processes, instruct:"
-.venv/bin/python bench/timing.py --runs "$runs" \
-    --name ours "$(q "${ours[@]}" --prompts "${instruct[@]}" "${instruct_settings[@]}" --out "$out/t.jsonl")" \
-    --name lm-eval "$(q "${theirs[@]}" --prompts "${instruct[@]}" "${instruct_settings[@]}" --out "$out/t.jsonl")" \
+.venv/bin/python bench/timing.py --runs "$runs" --warmup 0 --name ours --name lm-eval \
+    "$(q "${ours[@]}" --prompts "${instruct[@]}" "${instruct_settings[@]}" --out "$out/t.jsonl")" \
+    "$(q "${theirs[@]}" --prompts "${instruct[@]}" "${instruct_settings[@]}" --out "$out/t.jsonl")" \
     | tee "$out/timing_instruct.json"
