@@ -15,10 +15,12 @@ per-variant mean (each variant's observed accuracy), the comparison on the same 
     .venv/bin/python bench/prompt_budget_suite.py --studies 100            # every scenario x budget
     .venv/bin/python bench/prompt_budget_suite.py --studies 100 --only heavy-50x300 --budgets 0.05
     .venv/bin/python bench/prompt_budget_suite.py --studies 20 --only promptEval-100x900x10 --separate
+    .venv/bin/python bench/prompt_budget_suite.py --summarise rows.csv
 
 Prints, per scenario, budget and statistic (points of accuracy): the estimate's bias and RMSE, the share of its
 intervals covering the truth (nominal: --confidence), its mean width, the plain mean's RMSE on the same cells,
-which method the estimate chose most often and how often it flagged the row.
+how often the estimate chose the plain mean, how often it flagged the row, and the coverage of the rows it did
+not flag. ``--summarise`` prints the tables again from rows saved with ``--csv``.
 """
 
 from __future__ import annotations
@@ -158,6 +160,7 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
         "width": grouped["width"].mean() * 100,
         "plain_chosen": grouped["method"].apply(lambda m: (m == "plain mean").mean() * 100),
         "flagged": grouped["check"].apply(lambda c: (c != "").mean() * 100),
+        "coverage_unflagged": rows[rows["check"] == ""].groupby("statistic", sort=False)["covered"].mean() * 100,
     })
     return table.reindex(list(STATISTICS)).round(2)
 
@@ -172,7 +175,16 @@ def main() -> None:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--separate", action="store_true", help="fit each language on its own (no borrowing)")
     parser.add_argument("--csv", type=Path, help="also append every study's rows here")
+    parser.add_argument("--summarise", type=Path, nargs="+", help="print the tables of rows saved with --csv")
     args = parser.parse_args()
+    if args.summarise:
+        rows = pd.concat([pd.read_csv(path, keep_default_na=False) for path in args.summarise], ignore_index=True)
+        for (name, fraction), table in rows.groupby(["scenario", "budget"], sort=False):
+            print(f"\n## {name} at {fraction:.0%}: {table['seed'].nunique()} studies, "
+                  f"{int(table['items_per_variant'].min())} items a variant, {table['language'].nunique()} "
+                  f"language(s); {table.groupby('seed')['seconds'].first().median():.1f} s a study (median)")
+            print(summary(table).to_string())
+        return
     for name in args.only:
         truth, budgets = SCENARIOS[name]
         for fraction in args.budgets or budgets:
