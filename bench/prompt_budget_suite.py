@@ -190,10 +190,11 @@ def main() -> None:
         for fraction in args.budgets or budgets:
             rows = []
             for seed in range(args.first_seed, args.first_seed + args.studies):
-                rows.append(study_rows(truth, fraction, args.confidence, seed, args.separate, args.replicates))
-            table = pd.concat(rows, ignore_index=True).assign(scenario=name, budget=fraction)
-            if args.csv:  # each scenario's rows as soon as they are done
-                table.to_csv(args.csv, mode="a", header=not args.csv.exists(), index=False)
+                rows.append(study_rows(truth, fraction, args.confidence, seed, args.separate,
+                                       args.replicates).assign(scenario=name, budget=fraction))
+                if args.csv:  # each study's rows as soon as they are done
+                    rows[-1].to_csv(args.csv, mode="a", header=not args.csv.exists(), index=False)
+            table = pd.concat(rows, ignore_index=True)
             seconds = table.groupby("seed")["seconds"].first().median()
             print(f"\n## {name} at {fraction:.0%}: {args.studies} studies, {int(table['items_per_variant'].min())} "
                   f"items a variant, {table['language'].nunique()} language(s)"

@@ -67,7 +67,7 @@ def test_the_estimates_table_and_the_reports_section(finished):
     assert all(0 <= float(r["low"]) <= float(r["high"]) <= 100 for r in rows)
     # 4 items a variant: below what the method supports, flagged on every row, in the CSV and the report
     assert {r["items_per_variant"] for r in rows} == {"4"} and {r["method"] for r in rows} <= {"model", "plain mean"}
-    assert all(r["check"].startswith("few items per variant (4 < 10)") for r in rows)
+    assert all("few items per variant (4 < 10)" in r["check"] for r in rows)
     with open(finished / "results/tables/variation_budget_sensitivity.csv", encoding="utf-8") as handle:
         tests = list(csv.DictReader(handle))
     assert [t["n_languages"] for t in tests] == ["3"] and {"rho_low", "rho_high"} <= set(tests[0])

@@ -227,16 +227,21 @@ def test_few_items_a_variant_are_flagged_on_every_statistic_and_a_full_grid_on_n
     assert (table["items_per_variant"] == 6).all()
     assert table["check"].str.contains(f"few items per variant \\(6 < {SUPPORTED_ITEMS}\\)").all(), table
     assert set(table["method"]) <= {"model", "plain mean"}
+    full = outcomes(np.random.default_rng(0), variants=VARIANTS[:4], items=ITEMS[:6])  # exact, however small
+    exact = estimate(full, Study.of(VARIANTS[:4], {"eng_Latn": ITEMS[:6]}, parallel=True), replicates=2).table
+    assert (exact["check"] == "").all()
 
 
-@pytest.mark.parametrize("errors, half, items, expected", [
-    (np.array([0.01, -0.01, 0.015, -0.012]), 0.03, 30, ""),
-    (np.array([0.01, -0.01, 0.2, 0.0]), 0.03, 30, "interval rests on one simulated study"),
-    (np.array([0.1, -0.1, 0.12, -0.09]), 0.2, 30, "not seen at this budget"),
-    (np.array([0.01, -0.01, 0.015, -0.012]), 0.03, 6, "few items per variant (6 < 10)"),
+@pytest.mark.parametrize("errors, half, items, variants, statistic, expected", [
+    (np.array([0.01, -0.01, 0.015, -0.012]), 0.03, 30, 50, "best", ""),
+    (np.array([0.01, -0.01, 0.2, 0.0]), 0.03, 30, 50, "q50", "interval rests on one simulated study"),
+    (np.array([0.1, -0.1, 0.12, -0.09]), 0.2, 30, 50, "q50", "not seen at this budget"),
+    (np.array([0.01, -0.01, 0.015, -0.012]), 0.03, 6, 50, "mean", "few items per variant (6 < 10)"),
+    (np.array([0.01, -0.01, 0.015, -0.012]), 0.03, 30, 5, "q95", "few variants for a tail (5 < 10)"),
+    (np.array([0.01, -0.01, 0.015, -0.012]), 0.03, 30, 5, "q50", ""),
 ])
-def test_each_check_names_what_it_found(errors, half, items, expected):
-    assert checks(errors, half, items) == expected
+def test_each_check_names_what_it_found(errors, half, items, variants, statistic, expected):
+    assert checks(errors, half, items, variants, statistic) == expected
 
 
 def test_the_worst_of_fifty_variants_through_six_items_is_not_given_a_narrow_interval():
