@@ -56,7 +56,9 @@ def test_the_drawn_variants_share_the_budget_and_listed_templates_run_in_full(pa
 @pytest.mark.parametrize("budget, message", [
     ({"fraction": 0.2, "cells": 40}, "give either `cells` or `fraction`"),
     ({"parallel": True}, "give either `cells` or `fraction`"),
-    ({"cells": 6}, "6 cells cannot give each of 5 variants two items; give at least 10 cells"),
+    ({"cells": 6}, "6 cells a language cannot give each of 5 variants 2 items: the smallest budget that works is "
+                   "10 cells a language, 30 in all over the 3 language(s); these 6 cells a language serve a family of "
+                   "at most 3 variants"),
     ({"fraction": 1.5}, "budget.fraction: 1.5 is greater than the maximum of 1"),
     ({"share": 0.1}, "budget.share: unknown key; allowed here: cells, fraction, parallel"),
 ])

@@ -65,11 +65,15 @@ def test_the_estimates_table_and_the_reports_section(finished):
     assert {r["statistic"] for r in rows} == {"mean", "q05", "q25", "q50", "q75", "q95", "best", "worst", "spread"}
     assert all(r["cells"] == "24" and r["grid_cells"] == "48" and float(r["fraction"]) == 0.5 for r in rows)
     assert all(0 <= float(r["low"]) <= float(r["high"]) <= 100 for r in rows)
+    # 4 items a variant: below what the method supports, flagged on every row, in the CSV and the report
+    assert {r["items_per_variant"] for r in rows} == {"4"} and {r["method"] for r in rows} <= {"model", "plain mean"}
+    assert all("few items per variant (4 < 10)" in r["check"] for r in rows)
     with open(finished / "results/tables/variation_budget_sensitivity.csv", encoding="utf-8") as handle:
         tests = list(csv.DictReader(handle))
     assert [t["n_languages"] for t in tests] == ["3"] and {"rho_low", "rho_high"} <= set(tests[0])
     report = (finished / "results/report.html").read_text(encoding="utf-8")
     assert '<section id="variation-budget">' in report and "24 of 48 cells (50%)" in report
+    assert "few items per variant (4 &lt; 10) (all)" in report
 
 
 def test_the_leaderboard_shows_no_subset_as_a_score(finished):

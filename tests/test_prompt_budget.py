@@ -1,8 +1,9 @@
 """A budgeted sensitivity study: which cells it evaluates, and how close its estimate comes to the exhaustive run.
 
-The design is checked on its margins and its reproducibility; the estimator on a grid evaluated in full (where
-it must give the exhaustive values exactly) and on simulated studies from bench/prompt_budget_sim.py, whose
-outcomes follow a known model with interactions the estimator does not fit.
+The design is checked on its margins, its reproducibility and its refusals; the fit's block algebra against a
+dense Newton solve of the same model; the estimator on a grid evaluated in full (where it must give the exhaustive
+values exactly), on simulated studies from bench/prompt_budget_suite.py (outcomes from a known model with
+interactions the estimator does not fit), and on its flags.
 """
 
 import importlib.util
@@ -14,10 +15,10 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from babeleval.prompts.budget_design import Budget, choose_cells, choose_study
-from babeleval.analysis.budget_estimate import (STATISTICS, Study, _groups, _level_shift, _logits, _moderation,
-                                               drawn_variance_fits, estimate, exhaustive, outcome_grids)
-from babeleval.analysis.budget_fit import fit
+from babeleval.prompts.budget_design import Budget, choose_cells, choose_study, short_budget
+from babeleval.analysis.budget_estimate import (STATISTICS, SUPPORTED_ITEMS, Study, _groups, checks, estimate,
+                                               exhaustive, fitted, outcome_grids)
+from babeleval.analysis.budget_fit import design_matrix, fit
 from babeleval.core.errors import ConfigError, DataError
 from conftest import ROOT
 
@@ -26,9 +27,9 @@ ITEMS = [f"q{k:03d}" for k in range(50)]
 
 
 def load_sim():
-    spec = importlib.util.spec_from_file_location("prompt_budget_sim", ROOT / "bench" / "prompt_budget_sim.py")
+    spec = importlib.util.spec_from_file_location("prompt_budget_suite", ROOT / "bench" / "prompt_budget_suite.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules["prompt_budget_sim"] = module
+    sys.modules["prompt_budget_suite"] = module
     spec.loader.exec_module(module)
     return module
 
@@ -59,7 +60,7 @@ def test_item_parallel_languages_share_their_cells_and_others_draw_their_own():
 
 
 @pytest.mark.parametrize("budget, items, message", [
-    (Budget(cells=10), {"eng_Latn": ITEMS}, "two items"),
+    (Budget(cells=10), {"eng_Latn": ITEMS}, "2 items: the smallest budget that works is 24 cells"),
     (Budget(cells=601), {"eng_Latn": ITEMS}, "more than"),
     (Budget(fraction=1.5), {"eng_Latn": ITEMS}, "not in"),
     (Budget(cells=100, fraction=0.1), {"eng_Latn": ITEMS}, "not both"),
@@ -78,7 +79,7 @@ def outcomes(rng, variants=VARIANTS, items=ITEMS, languages=("eng_Latn",)):
 def test_a_grid_evaluated_in_full_gives_the_exhaustive_values_with_no_width():
     full = outcomes(np.random.default_rng(0), languages=("eng_Latn", "hin_Deva"))
     study = Study.of(VARIANTS, {"eng_Latn": ITEMS, "hin_Deva": ITEMS}, parallel=True)
-    result = estimate(full, study, draws=20).table.merge(exhaustive(full, study), on=["language", "statistic"])
+    result = estimate(full, study, draws=20, replicates=3).table.merge(exhaustive(full, study), on=["language", "statistic"])
     assert len(result) == 2 * len(STATISTICS)
     assert np.allclose(result["estimate"], result["value"])
     assert np.allclose(result["low"], result["value"]) and np.allclose(result["high"], result["value"])
@@ -89,39 +90,121 @@ def test_outcomes_outside_the_grid_or_twice_are_data_errors():
     study = Study.of(VARIANTS, {"eng_Latn": ITEMS}, parallel=True)
     some = outcomes(np.random.default_rng(0)).head(30)
     with pytest.raises(DataError, match="appears twice"):
-        estimate(pd.concat([some, some.head(1)]), study)
+        estimate(pd.concat([some, some.head(1)]), study, replicates=2)
     stray = some.assign(variant=["fs~order=p99"] + list(some["variant"][1:]))
     with pytest.raises(DataError, match="fs~order=p99"):
-        estimate(stray, study)
+        estimate(stray, study, replicates=2)
     with pytest.raises(DataError, match="lacks"):
         exhaustive(some, study)
 
 
-def test_the_estimate_from_a_fifth_of_the_cells_is_close_to_the_exhaustive_run():
-    """Simulated truth with interactions the model lacks: quantile errors stay small and intervals cover.
+def test_a_short_budget_names_the_smallest_that_works_a_smaller_family_and_fewer_languages():
+    message = short_budget(90, 50, 10, 900)
+    assert message.startswith("90 cells a language cannot give each of 50 variants 2 items")
+    assert "smallest budget that works is 100 cells a language (0.22% of the 50 x 900 grid), 1000 in all" in message
+    assert "a family of at most 45 variants" in message and "give 100 a language to 9 of the languages" in message
+    assert short_budget(100, 50, 10, 900) is None
+    with pytest.raises(ConfigError, match="at most 5 variants"):
+        choose_study(VARIANTS, {"eng_Latn": ITEMS, "hin_Deva": ITEMS}, Budget(cells=11), seed=0, parallel=True)
 
-    Small and few (40 variants x 300 items, four studies) to stay fast; the bounds are what this size meets
-    (bench/prompt_budget_sim.py measures the full-size case over 100 studies). The tails are pulled in by the
-    shrinkage, so their bound is wider than the middle's.
-    """
+
+def dense_mode(groups, y, variances, steps=100):
+    """The reference: Newton's method on the full, dense penalised Hessian of every parameter."""
+    x = design_matrix(groups, len(y)).toarray()
+    precision = np.concatenate([np.full(g.size, 1 / variances[g.name] if g.random else 1e-6) for g in groups])
+    theta = np.zeros(x.shape[1])
+    for _ in range(steps):
+        p = expit(x @ theta)
+        hessian = x.T @ (x * (p * (1 - p))[:, None]) + np.diag(precision)
+        step = np.linalg.solve(hessian, x.T @ (y - p) - precision * theta)
+        theta += step
+        if np.abs(step).max() < 1e-12:
+            break
+    return theta, hessian
+
+
+def small_study(languages=3, fraction=0.4, seed=0):
+    rng = np.random.default_rng(seed)
+    items = ITEMS[:30]
+    names = [f"l{k}" for k in range(languages)]
+    design = choose_study(VARIANTS[:8], {name: items for name in names}, Budget(fraction=fraction), seed=seed,
+                          parallel=True)
+    effect = {v: rng.normal(0, 0.5) for v in VARIANTS[:8]} | {i: rng.normal(0, 1.5) for i in items}
+    observed = pd.DataFrame([{"language": lang, "variant": v, "item": i,
+                              "correct": float(rng.random() < expit(0.3 + effect[v] + effect[i]))}
+                             for lang, by_variant in design.items() for v, ids in by_variant.items() for i in ids])
+    return observed, Study.of(VARIANTS[:8], {name: items for name in names}, parallel=True)
+
+
+@pytest.mark.parametrize("languages", [1, 3])
+def test_the_block_fit_reaches_the_dense_newton_mode_and_the_item_sides_variances(languages):
+    """At given prior variances the alternating block steps (items, then variants, each with the intercepts) and
+    the centring reach the mode of the full dense system; each item-side effect's variance is the inverse of the
+    dense Hessian's item block (the variance given the variant side)."""
+    observed, study = small_study(languages)
+    groups, y = _groups(outcome_grids(observed, study), study)
+    variances = {g.name: 0.3 + 0.2 * k for k, g in enumerate(groups) if g.random}
+    found = fit(groups, y, variances=variances, tolerance=1e-10, rounds=2000)
+    theta, hessian = dense_mode(groups, y, variances)
+    assert np.abs(found.theta - theta).max() < 1e-6
+    side = np.concatenate([np.arange(found.spans[g.name].start, found.spans[g.name].stop)
+                           for g in groups if g.item_side])
+    block = np.linalg.inv(hessian[np.ix_(side, side)])
+    assert np.allclose(found.posterior_variance[side], np.diag(block), rtol=1e-4)
+
+
+def test_the_estimated_variances_are_the_fixed_point_of_their_update():
+    observed, study = small_study(3)
+    groups, y = _groups(outcome_grids(observed, study), study)
+    found = fit(groups, y, tolerance=1e-8)
+    again = fit(groups, y, variances=found.variances, start=found.theta, tolerance=1e-8)
+    for name, variance in found.variances.items():
+        effects, posterior = again.effects(name), again.variance_of(name)
+        effective = len(effects) - posterior.sum() / variance
+        implied = (effects ** 2).sum() / effective if effective > 1e-3 else ((effects ** 2).sum() + posterior.sum()
+                                                                             ) / len(effects)
+        assert abs(max(implied, 1e-4) - variance) <= 0.02 * variance, (name, implied, variance)
+
+
+def test_a_few_catastrophic_variants_keep_their_level_and_leave_the_others_shrunk():
+    """Three of thirty variants wrong on almost every item: the grid prior gives them a mass of their own, so
+    their scores stay near 0 and the ordinary variants' spread stays near the truth, not widened by them."""
+    sim = load_sim()
+    truth = sim.Truth(variants=30, items=300, intercept=1.2, variant_sd=0.3, catastrophic=3)
+    study, full = sim.simulate(truth, np.random.default_rng(5))
+    observed = sim.designed(study, full, 0.1, seed=5)
+    model = fitted(outcome_grids(observed, study), study)
+    scores = model.posterior.draw_scores(200, np.random.default_rng(0)).mean(axis=0)[0]
+    true = outcome_grids(full, study)["l0"].mean(axis=1)
+    low = true < 0.05
+    assert low.sum() == 3 and (scores[low] < 0.03).all(), scores[low]
+    assert abs(scores[~low].std() - true[~low].std()) < 0.02, (scores[~low].std(), true[~low].std())
+
+
+def test_the_estimate_from_a_tenth_of_the_cells_is_closer_than_the_plain_mean_and_its_intervals_cover():
+    """Simulated truth with interactions the model lacks, 40 variants x 300 items at 10% (30 items a variant):
+    the tails' errors are smaller than the plain mean's (whose variants' noise widens them), and the intervals
+    cover. Few studies, to stay fast
+    (bench/prompt_budget_suite.py measures 100 a scenario)."""
     sim = load_sim()
     truth = sim.Truth(variants=40, items=300)
-    rows = pd.concat([sim.repetition(truth, fraction=0.2, confidence=0.9, draws=200, seed=seed)
+    rows = pd.concat([sim.study_rows(truth, fraction=0.1, confidence=0.9, seed=seed, replicates=10)
                       for seed in range(4)])
     summary = sim.summary(rows)
-    assert (summary.loc[["q25", "q50", "q75"], "mean_abs_error"] < 1.5).all(), summary
-    assert (summary.loc[["q05", "q95"], "mean_abs_error"] < 3.0).all(), summary
-    assert summary.loc["mean", "mean_abs_error"] < 1.0, summary
-    assert rows[rows["statistic"].isin(["mean", "q25", "q50", "q75"])]["covered"].mean() >= 0.75, summary
+    tails = ["q05", "spread"]
+    assert (summary.loc[tails, "rmse"] < summary.loc[tails, "plain_rmse"]).all(), summary
+    assert summary.loc["mean", "rmse"] < 1.5, summary
+    assert rows["covered"].mean() >= 0.75, summary
 
 
 def test_several_languages_are_estimated_each_with_its_own_interval():
     sim = load_sim()
-    rows = sim.repetition(sim.Truth(variants=20, items=150, languages=3), fraction=0.2, confidence=0.9,
-                          draws=100, seed=3)
+    rows = sim.study_rows(sim.Truth(variants=20, items=150, languages=3), fraction=0.2, confidence=0.9, seed=3,
+                          replicates=5)
     assert set(rows["language"]) == {"l0", "l1", "l2"}
     assert (rows["low"] <= rows["estimate"]).all() and (rows["estimate"] <= rows["high"]).all()
-    assert rows.loc[rows["statistic"] == "mean", "error"].abs().max() < 0.03, rows
+    mean = rows[rows["statistic"] == "mean"]  # as close as the plain mean of the same cells, and covered
+    assert ((mean["error"] - mean["plain_error"]).abs() < 0.01).all() and mean["covered"].all(), mean
 
 
 def test_languages_with_their_own_items_are_estimated_from_their_own_draws():
@@ -131,70 +214,40 @@ def test_languages_with_their_own_items_are_estimated_from_their_own_draws():
     rng = np.random.default_rng(1)
     observed = pd.DataFrame([{"language": lang, "variant": v, "item": i, "correct": float(rng.random() < 0.7)}
                              for lang, by_variant in design.items() for v, ids in by_variant.items() for i in ids])
-    table = estimate(observed, Study.of(VARIANTS, items, parallel=False), draws=50).table
+    table = estimate(observed, Study.of(VARIANTS, items, parallel=False), draws=50, replicates=5).table
     assert dict(table.groupby("language")["grid_cells"].first()) == {"eng_Latn": 600, "jpn_Jpan": 480}
     assert (table["low"] <= table["estimate"]).all() and (table["estimate"] <= table["high"]).all()
     mean = table[table["statistic"] == "mean"].set_index("language")["estimate"]
     assert ((mean > 0.55) & (mean < 0.85)).all(), mean
 
 
-def simulated_study(seed: int = 3):
-    """A simulated study of 40 variants x 300 items, its exhaustive outcomes and those of a designed 20%."""
+def test_few_items_a_variant_are_flagged_on_every_statistic_and_a_full_grid_on_none():
+    observed, study = small_study(1, fraction=0.2)  # 6 items a variant
+    table = estimate(observed, study, draws=50, replicates=5).table
+    assert (table["items_per_variant"] == 6).all()
+    assert table["check"].str.contains(f"few items per variant \\(6 < {SUPPORTED_ITEMS}\\)").all(), table
+    assert set(table["method"]) <= {"model", "plain mean"}
+    full = outcomes(np.random.default_rng(0), variants=VARIANTS[:4], items=ITEMS[:6])  # exact, however small
+    exact = estimate(full, Study.of(VARIANTS[:4], {"eng_Latn": ITEMS[:6]}, parallel=True), replicates=2).table
+    assert (exact["check"] == "").all()
+
+
+@pytest.mark.parametrize("errors, half, items, variants, statistic, expected", [
+    (np.array([0.01, -0.01, 0.015, -0.012]), 0.03, 30, 50, "best", ""),
+    (np.array([0.01, -0.01, 0.2, 0.0]), 0.03, 30, 50, "q50", "interval rests on one simulated study"),
+    (np.array([0.1, -0.1, 0.12, -0.09]), 0.2, 30, 50, "q50", "not seen at this budget"),
+    (np.array([0.01, -0.01, 0.015, -0.012]), 0.03, 6, 50, "mean", "few items per variant (6 < 10)"),
+    (np.array([0.01, -0.01, 0.015, -0.012]), 0.03, 30, 5, "q95", "few variants for a tail (5 < 10)"),
+    (np.array([0.01, -0.01, 0.015, -0.012]), 0.03, 30, 5, "q50", ""),
+])
+def test_each_check_names_what_it_found(errors, half, items, variants, statistic, expected):
+    assert checks(errors, half, items, variants, statistic) == expected
+
+
+def test_the_worst_of_fifty_variants_through_six_items_is_not_given_a_narrow_interval():
+    """The issue's case: 50 variants at 2% of 300 items (6 items a variant). The worst variant's estimate is
+    flagged (too few items, or not seen), and its interval is wide, never a narrow wrong one."""
     sim = load_sim()
-    study, full = sim.simulate(sim.Truth(variants=40, items=300), np.random.default_rng(seed))
-    design = choose_study(study.variants, study.items, Budget(fraction=0.2), seed=seed, parallel=True)
-    chosen = pd.DataFrame([(lang, v, i) for lang, by_variant in design.items() for v, ids in by_variant.items()
-                           for i in ids], columns=["language", "variant", "item"])
-    return study, full, full.merge(chosen, on=["language", "variant", "item"])
-
-
-def test_the_moment_variance_widens_the_variants_where_the_fit_shrinks_them_too_much():
-    study, full, observed = simulated_study()
-    laplace = estimate(observed, study, draws=100, seed=3, variant_variance="laplace")
-    moments = estimate(observed, study, draws=100, seed=3, variant_variance="moments")
-    assert moments.variances["variant"] >= laplace.variances["variant"]
-    assert moments.variances["item"] == laplace.variances["item"]  # only the variants' variance is scaled
-    spread = {name: fit.table.set_index("statistic").loc["spread", "estimate"]
-              for name, fit in (("laplace", laplace), ("moments", moments))}
-    truth = exhaustive(full, study).set_index("statistic").loc["spread", "value"]
-    assert spread["laplace"] <= spread["moments"]
-    assert abs(spread["moments"] - truth) <= abs(spread["laplace"] - truth) + 0.005, (spread, truth)
-
-
-def test_the_variants_variance_is_drawn_from_resamples_of_the_variants_and_widens_the_tails():
-    study, full, observed = simulated_study()
-    grids = outcome_grids(observed, study)
-    groups, y = _groups(grids, study)
-    model = fit(groups, y)
-    fits = drawn_variance_fits(model, groups, y, grids, study, 10, np.random.default_rng(0))
-    variances = [drawn.variances["variant"] for drawn in fits]
-    assert len(set(variances)) > 5 and min(variances) >= model.variances["variant"]
-    assert all(drawn.variances["item"] == model.variances["item"] for drawn in fits)  # only the variants'
-    width = {name: estimate(observed, study, draws=200, seed=3, variant_variance=name).table.set_index("statistic")
-             .eval("high - low") for name in ("moments", "resampled")}
-    assert (width["resampled"][["q05", "q95", "spread"]] > width["moments"][["q05", "q95", "spread"]]).all(), width
-
-
-def test_the_draws_keep_each_cells_probability_at_the_modes_and_leave_little_to_the_level_shift():
-    """Averaged over the Laplace draws, a cell's probability is pulled towards 0.5, and a variant's the more the
-    further from 0.5 it is; the per-cell offsets give back the mode's probability, cell by cell."""
-    study, full, observed = simulated_study()
-    grids = outcome_grids(observed, study)
-    groups, y = _groups(grids, study)
-    model = fit(groups, y)
-    thetas = model.draw(2000, np.random.default_rng(0))
-    mode = expit(_logits(model, model.theta, study, 0))
-    offset = _moderation(model, model.covariance_root(), study, 0)
-    plain = np.mean([expit(_logits(model, thetas[:, k], study, 0)) for k in range(thetas.shape[1])], axis=0)
-    moderated = np.mean([expit(_logits(model, thetas[:, k], study, 0) + offset)
-                         for k in range(thetas.shape[1])], axis=0)
-    plain_gap, moderated_gap = (np.abs(drawn - mode).mean() for drawn in (plain, moderated))
-    assert moderated_gap < plain_gap / 3, (plain_gap, moderated_gap)
-    # a variant's mean probability: the plain draws pull the best variant down further than the worst up
-    order = np.argsort(mode.mean(axis=1))
-    pull = plain.mean(axis=1) - mode.mean(axis=1)
-    assert pull[order[-1]] < pull[order[0]]
-    evaluated = ~np.isnan(grids["l0"])
-    shift = _level_shift(np.stack([_logits(model, thetas[:, k], study, 0)[evaluated] + offset[evaluated]
-                                   for k in range(200)]), float(grids["l0"][evaluated].mean()))
-    assert abs(shift) < 0.05, shift
+    rows = sim.study_rows(sim.Truth(variants=50, items=300), fraction=0.02, confidence=0.9, seed=1, replicates=10)
+    worst = rows.set_index("statistic").loc["worst"]
+    assert worst["check"] != "" and worst["width"] > 0.1, worst

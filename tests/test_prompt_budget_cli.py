@@ -1,5 +1,7 @@
-"""`python -m babeleval estimate` on a run's per-item outputs: the estimate, `--validate`, and a user's mistakes."""
+"""`python -m babeleval estimate` on a run's per-item outputs: the estimate, `--validate`, the study params.yaml
+configures (leftovers of another study named and ignored), the flags, and a user's mistakes."""
 
+import copy
 import json
 import subprocess
 import sys
@@ -7,6 +9,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from babeleval.score import outcomes
 from conftest import ROOT
@@ -35,9 +38,10 @@ def write_run(root, correct=True, variants=VARIANTS, items=ITEMS, headline="acc"
                              "correct_norm": bool(norm_rng.random() < 0.8), "f1": 0.5} for i in items])
 
 
-def run(root, *args):
+def run(root, *args, base="fs", on_disk=True):
     return subprocess.run([sys.executable, "-m", "babeleval", "estimate", "--model", "tiny", "--task", "belebele",
-                           "--base", "fs", "--root", str(root), "--draws", "50", *args],
+                           "--base", base, "--root", str(root), "--draws", "50", "--replicates", "4",
+                           *(["--all-on-disk"] if on_disk else []), *args],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
 
 
@@ -62,20 +66,62 @@ def test_a_run_with_every_cell_gives_the_exhaustive_values(tmp_path):
     assert (table["low"] == table["high"]).all() and (table["fraction"] == 1).all()
 
 
-def test_the_metric_is_the_recorded_headline_unless_named_and_the_variance_method_is_chosen(tmp_path):
+def test_the_metric_is_the_recorded_headline_unless_named(tmp_path):
     """By default the headline the scores files record is modelled (acc_norm: each cell's `correct_norm`, here right
-    more often than `correct`); --metric names another; --variant-variance picks the method."""
+    more often than `correct`); --metric names another."""
     write_run(tmp_path, headline="acc_norm")
     means = {}
     for metric, named in (("acc_norm", []), ("acc", ["--metric", "acc"])):
-        proc = run(tmp_path, "--parallel", "--languages", "eng_Latn", *named, "--variant-variance", "laplace",
-                   "--csv", str(tmp_path / f"{metric}.csv"))
+        proc = run(tmp_path, "--parallel", "--languages", "eng_Latn", *named, "--csv", str(tmp_path / f"{metric}.csv"))
         assert proc.returncode == 0 and f"; {metric}; " in proc.stdout, proc.stderr
         table = pd.read_csv(tmp_path / f"{metric}.csv").set_index("statistic")
         means[metric] = table.loc["mean", "estimate"]
     assert means["acc_norm"] > means["acc"] + 0.15, means
-    proc = run(tmp_path, "--variant-variance", "bayes")
-    assert proc.returncode == 2 and "invalid choice: 'bayes'" in proc.stderr
+
+
+AXES = {"enum": ["upper", "num"], "sep": ["colon", "dash"]}
+
+
+def write_params(root):
+    """A params.yaml whose Belebele expands formatspread to four variants (two axes of two settings)."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    params["tasks"] = {"belebele": copy.deepcopy(params["tasks"]["belebele"])}
+    params["tasks"]["belebele"].update(languages=LANGUAGES, templates=["paper"],
+                                       variants={"formatspread": {"sample": "all", "axes": AXES}})
+    (root / "params.yaml").write_text(yaml.safe_dump(params), encoding="utf-8")
+    (root / "data").mkdir(exist_ok=True)
+    (root / "data/samples").symlink_to(ROOT / "data/samples")
+    (root / "prompts").symlink_to(ROOT / "prompts")
+
+
+def test_the_family_params_yaml_configures_is_read_and_leftovers_are_named(tmp_path):
+    """Outputs of four variants params.yaml's family expands to, and of two left from an earlier study: only the
+    four are fitted, and the two are named as ignored."""
+    write_params(tmp_path)
+    family = ["formatspread", "formatspread~enum=num", "formatspread~enum=num~sep=dash", "formatspread~sep=dash"]
+    leftovers = ["formatspread~order=p1", "formatspread~order=p2"]
+    write_run(tmp_path, variants=family + leftovers)
+    proc = run(tmp_path, "--parallel", "--languages", "eng_Latn", "--csv", str(tmp_path / "out.csv"),
+               base="formatspread", on_disk=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "formatspread: 4 variants" in proc.stdout
+    assert f"ignored 2 variant(s) of formatspread on disk that params.yaml's family does not expand to: " \
+           f"{', '.join(leftovers)}" in proc.stderr
+    proc = run(tmp_path, "--parallel", "--languages", "eng_Latn", base="formatspread")  # --all-on-disk: all six
+    assert proc.returncode == 0 and "formatspread: 6 variants" in proc.stdout, proc.stderr
+
+
+def test_an_estimate_with_few_items_a_variant_is_flagged_in_the_csv_and_on_stderr(tmp_path):
+    """10 variants x 60 items at 10%: 6 items a variant, below what the method supports."""
+    write_run(tmp_path)
+    proc = run(tmp_path, "--parallel", "--languages", "eng_Latn", "hin_Deva", "--validate", "--fraction", "0.1",
+               "--csv", str(tmp_path / "out.csv"))
+    assert proc.returncode == 0, proc.stderr
+    table = pd.read_csv(tmp_path / "out.csv", keep_default_na=False)
+    assert (table["items_per_variant"] == 6).all()
+    assert table["check"].str.startswith("few items per variant (6 < 10)").all()
+    assert set(table["method"]) <= {"model", "plain mean"}
+    assert "check: eng_Latn mean: few items per variant (6 < 10)" in proc.stderr
 
 
 @pytest.mark.parametrize("setup, args, message", [
@@ -84,11 +130,13 @@ def test_the_metric_is_the_recorded_headline_unless_named_and_the_variance_metho
     (lambda root: write_run(root, items=ITEMS[:30]), ["--validate", "--fraction", "0.1"], "lacks 300 of its 600"),
     (lambda root: None, [], "no scores files of fs or its variants"),
     (lambda root: None, ["--metric", "acc"], "no per-item outputs of fs"),
+    (write_run, ["--params", "nowhere.yaml"], "nowhere.yaml does not exist: the estimate reads the variants its "
+                                              "family expands to; give --params, or --all-on-disk"),
     (lambda root: write_run(root, headline=None), [], "record no headline metric: name the metric the estimate "
                                                         "models with --metric"),
     (write_run, ["--languages", "fra_Latn"], "no outputs of fs in fra_Latn"),
 ])
 def test_a_users_mistake_is_named_and_exits_nonzero(tmp_path, setup, args, message):
     setup(tmp_path)
-    proc = run(tmp_path, *args)
+    proc = run(tmp_path, *args, on_disk="--params" not in args)
     assert proc.returncode == 1 and message in proc.stderr, proc.stderr

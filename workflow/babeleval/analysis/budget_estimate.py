@@ -4,17 +4,24 @@ After PromptEval (Polo et al. 2024): the outcomes of the evaluated (variant, ite
 with a variant effect and an item effect (``budget_fit``); with several languages, a language intercept, the
 variant's deviation in each language (a language's own sensitivity, shrunk towards the shared one) and, for
 item-parallel data, an item effect shared by every language plus its deviation in each (so an item answered in
-one language tells about it in the others). A variant's score in a language is its accuracy over all of the
-language's items: the observed outcomes where the cell was evaluated, the model's prediction elsewhere.
+one language tells about it in the others). The items' effects are taken from that fit; the variants' are then
+estimated again under a prior the data choose (``budget_prior``: a grid of effects and their weights, so that a
+few catastrophic variants do not unshrink the ordinary ones). A variant's score in a language is its accuracy
+over all of the language's items: the observed outcomes where the cell was evaluated, the model's draws
+elsewhere. Each statistic (the mean over variants, the 5/25/50/75/95% quantiles of the variants' scores, the
+best, the worst and the spread) is estimated by its posterior mean over draws of the variants' scores.
 
-Intervals are the model's own: parameters drawn from the posterior (Laplace approximation), then every
-unevaluated cell's outcome drawn from its probability, so an interval covers both what the model does not know
-and the coin flips the cells not evaluated would have made. Each cell's drawn logits are centred where their mean
-probability is the mode's (``_moderation``): the symmetric Laplace draws would otherwise pull every cell towards
-0.5 once more. Every statistic (the mean over variants, the
-5/25/50/75/95% quantiles of the variants' scores, the best, the worst and the spread) is computed on each draw;
-the estimate is the mean of the draws, the interval their central quantiles. With every cell evaluated the
-draws agree and the estimate is the exhaustive value.
+Intervals are calibrated, not asymptotic (``calibrated``): studies are simulated from the fitted model (each
+variant's effect and each item's drawn from their posteriors, every cell of the grid drawn from its probability),
+the same design's cells are estimated again, and the errors against each simulated study's exhaustive values give
+the interval's half-width (their root-mean-square, times Student's t). The same simulations score the plain
+per-variant mean (each variant's observed accuracy); a statistic is estimated by the model only where its errors
+there are smaller beyond the simulations' own noise (``model_is_closer``), else by the plain mean (``method``), so
+the estimate is never knowingly worse than the plain mean. With
+every cell evaluated, every simulated error is 0 and the estimate is the exhaustive value.
+
+Each row says how far it can be trusted (``check``): too few items a variant for the method, an interval that
+rests on one simulated study, or an interval so wide that the budget cannot see the statistic.
 """
 
 from __future__ import annotations
@@ -24,15 +31,28 @@ from typing import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from scipy.special import expit
 
 from ..core.errors import DataError
-from .budget_fit import Fit, Group, at_variances, fit
+
+from .budget_fit import Fit, Group, fit
+from .budget_prior import Items, VariantPosterior, variant_posterior
 
 QUANTILES = {"q05": 0.05, "q25": 0.25, "q50": 0.50, "q75": 0.75, "q95": 0.95}
 STATISTICS = ("mean", *QUANTILES, "best", "worst", "spread")
-# how the variance of the variants' effects is estimated (``estimate``), the default first
-VARIANT_VARIANCES = ("resampled", "moments", "laplace")
+# the fewest items a variant below which the estimate leans on the model more than on the variant's own cells:
+# at 6 items a variant the worst of 50 variants is not seen (bench/prompt_budget_suite.py); flagged, not refused
+SUPPORTED_ITEMS = 10
+# below this many variants a tail (the 5 and 95% quantiles, the best, the worst, the spread) is an order statistic
+# of a handful of noisy scores, whose simulated errors under-state the real ones (bench/RESULTS.md: the 5-variant
+# scenario's tail intervals covered 60-80%); flagged
+SUPPORTED_VARIANTS = 10
+TAILS = ("q05", "q95", "best", "worst", "spread")
+# a statistic whose interval is wider than this (either side, a share) is one the budget cannot see
+UNSEEN_HALF_WIDTH = 0.15
+# an interval whose simulated errors' squares come more than this share from one simulated study rests on it
+UNSTABLE_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -54,17 +74,17 @@ class Study:
 
 @dataclass(frozen=True)
 class Estimate:
-    table: pd.DataFrame  # language, statistic, estimate, low, high, cells, grid_cells, fraction
-    variant_scores: pd.DataFrame  # language, variant, estimate, low, high, items_evaluated
+    # language, statistic, estimate, low, high, method, check, items_per_variant, cells, grid_cells, fraction
+    table: pd.DataFrame
     variances: dict[str, float]  # the model's estimated prior variances (logit scale), for the record
 
 
-def statistics_of(scores: np.ndarray) -> dict[str, float]:
-    """Every statistic of one set of variant scores."""
-    best, worst = float(np.max(scores)), float(np.min(scores))
-    return {"mean": float(np.mean(scores)),
-            **{name: float(np.quantile(scores, q)) for name, q in QUANTILES.items()},
-            "best": best, "worst": worst, "spread": best - worst}
+def statistics_of(scores: np.ndarray) -> np.ndarray:
+    """Every statistic (``STATISTICS``' order, last axis) of sets of variant scores (last axis: the variants)."""
+    best, worst = np.max(scores, axis=-1), np.min(scores, axis=-1)
+    quantiles = np.moveaxis(np.quantile(scores, list(QUANTILES.values()), axis=-1), 0, -1)
+    return np.concatenate([np.mean(scores, axis=-1)[..., None], quantiles, best[..., None], worst[..., None],
+                           (best - worst)[..., None]], axis=-1)
 
 
 def outcome_grids(observed: pd.DataFrame, study: Study) -> dict[str, np.ndarray]:
@@ -109,259 +129,178 @@ def _groups(grids: dict[str, np.ndarray], study: Study) -> tuple[list[Group], np
     count, n_variants = len(grids), len(study.variants)
     n_items = len(next(iter(study.items.values()))) if study.parallel else int(item_base[-1])
     groups = [Group("language", lang, count, random=False), Group("variant", var, n_variants),
-              Group("item", itm, n_items)]
+              Group("item", itm, n_items, item_side=True)]
     if count > 1:
         groups.append(Group("variant x language", var * count + lang, n_variants * count))
         if study.parallel:
-            groups.append(Group("item x language", itm * count + lang, n_items * count))
+            groups.append(Group("item x language", itm * count + lang, n_items * count, item_side=True))
     return groups, y
 
 
-def _parts(model: Fit, theta: np.ndarray, study: Study, position: int) -> tuple[np.ndarray, np.ndarray]:
-    """One language's logits under ``theta`` (one parameter vector, or one column per vector) as a variant part
-    and an item part: the logit of (variant v, item i) is ``rows[v] + columns[i]``."""
+def fitted_items(model: Fit, study: Study) -> list[Items]:
+    """Per language, its items' logit offsets (the language's intercept plus the items' effects) and their
+    posterior variances."""
+    count, first, found = len(study.items), 0, []
+    for position, ids in enumerate(study.items.values()):
+        span = slice(0, len(ids)) if study.parallel else slice(first, first + len(ids))
+        offset = model.effects("language")[position] + model.effects("item")[span]
+        variance = model.variance_of("item")[span]
+        if count > 1 and study.parallel:
+            offset = offset + model.effects("item x language").reshape(-1, count)[:, position]
+            variance = variance + model.variance_of("item x language").reshape(-1, count)[:, position]
+        first += len(ids)
+        found.append(Items(offset, variance))
+    return found
+
+
+def variant_effects(model: Fit, study: Study) -> np.ndarray:
+    """Variants x languages of the fit's variant effects (shared plus the language's deviation)."""
     count = len(study.items)
-    n_items = len(study.items[study.languages[position]])
-    first = 0 if study.parallel else sum(len(study.items[lang]) for lang in study.languages[:position])
-    rows = model.effects("language", theta)[position] + model.effects("variant", theta)
-    columns = model.effects("item", theta)[first:first + n_items]
-    if count > 1:
-        rows = rows + model.effects("variant x language", theta).reshape(-1, count, *theta.shape[1:])[:, position]
-        if study.parallel:
-            columns = columns + model.effects("item x language", theta).reshape(-1, count,
-                                                                                 *theta.shape[1:])[:, position]
-    return rows, columns
-
-
-def _logits(model: Fit, theta: np.ndarray, study: Study, position: int) -> np.ndarray:
-    """One language's variants x items of logits under one parameter vector."""
-    rows, columns = _parts(model, theta, study, position)
-    return rows[:, None] + columns[None, :]
-
-
-def _moderation(model: Fit, root: np.ndarray, study: Study, position: int) -> np.ndarray:
-    """One language's variants x items of logit offsets that keep each cell's probability, averaged over the
-    posterior draws, at its probability at the posterior mode.
-
-    The Laplace approximation draws a cell's logit from a normal around the mode, symmetric, where the
-    posterior of a logit is skewed outwards (a cell at 70% has its logit's mean beyond its mode); at the mode
-    the probability is already about the posterior mean of the probability (as a beta posterior's logit mode
-    is its mean), so averaging over the normal draws pulls every cell towards 0.5 a second time, the more the
-    less its effects are known (an item answered under ten variants) and the further from 0.5 it is. The pull
-    differs between variants: one below the mean loses less of its level than one above it, so a shift of
-    all cells alike leaves the variants' scores pulled together. The mean of the normal draws is instead put
-    where the logistic-normal integral (probit approximation: the mean of expit over N(m, s^2) is about
-    expit(m / sqrt(1 + pi s^2 / 8))) gives back the mode's probability: m = mode x sqrt(1 + pi s^2 / 8), with s^2
-    the cell's posterior variance (from ``root``: ``model.covariance_root()``).
-    """
-    rows, columns = _parts(model, root.T, study, position)
-    variance = (rows ** 2).sum(axis=1)[:, None] + (columns ** 2).sum(axis=1)[None, :] + 2 * rows @ columns.T
-    return _logits(model, model.theta, study, position) * (np.sqrt(1 + np.pi * variance / 8) - 1)
-
-
-def _level_shift(observed_logits: np.ndarray, accuracy: float, steps: int = 30) -> float:
-    """The constant that, added to every draw's logits, makes their mean probability on the evaluated cells the
-    accuracy observed there.
-
-    The evaluated cells are a balanced random share of the grid, so on average over the draws their probability
-    must be the accuracy observed. Each cell's own offset (``_moderation``) already keeps its mean probability at
-    the mode's, and at the mode the evaluated cells' mean probability is the observed accuracy (the intercept is
-    not shrunk); this takes up what the probit approximation behind the offsets leaves (in
-    bench/prompt_budget_sim.py at most a few hundredths of a logit). One shift for all draws keeps the draws' own
-    spread, and with it the uncertainty of the level.
-    """
-    shift = 0.0
-    for _ in range(steps):
-        p = expit(observed_logits + shift)
-        step = (accuracy - p.mean()) / max(float((p * (1 - p)).mean()), 1e-9)
-        shift += float(np.clip(step, -5, 5))
-        if abs(step) < 1e-9:
-            break
-    return shift
-
-
-def _draw_scores(models: Sequence[Fit], grids: dict[str, np.ndarray], study: Study, draws: int,
-                 rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """language -> draws x variants of scores: observed outcomes kept, the rest drawn from the posterior.
-
-    ``models``: fits of the same model at different variances (``drawn_variance_fits``), sharing the draws
-    equally, so that the draws also cover what is not known about the variances.
-    """
-    shares = np.diff(np.linspace(0, draws, len(models) + 1).round().astype(int))
-    thetas = np.concatenate([model.draw(int(share), rng) for model, share in zip(models, shares)], axis=1)
-    owner = np.repeat(np.arange(len(models)), shares)  # the fit each draw comes from
-    offsets = []  # per fit, per language: each cell's offset (``_moderation``)
-    for model in models:  # one fit's covariance root at a time: parameters squared, large for many languages
-        root = model.covariance_root()
-        offsets.append([_moderation(model, root, study, position) for position in range(len(grids))])
-    scores = {}
-    for position, (language, grid) in enumerate(grids.items()):
-        missing = np.isnan(grid)
-        known = np.where(missing, 0.0, grid).sum(axis=1)
-        if not missing.any():  # nothing left to predict: every draw is the exhaustive value
-            scores[language] = np.tile(known / grid.shape[1], (draws, 1))
-            continue
-
-        def drawn(draw: int) -> np.ndarray:  # recomputed, not kept: all draws' grids would not fit in memory
-            return _logits(models[0], thetas[:, draw], study, position) + offsets[owner[draw]][position]
-
-        shift = _level_shift(np.stack([drawn(draw)[~missing] for draw in range(draws)]),
-                             float(grid[~missing].mean())) if (~missing).any() else 0.0
-        simulated = np.stack([((rng.random(grid.shape) < expit(drawn(draw) + shift)) & missing).sum(axis=1)
-                              for draw in range(draws)])
-        scores[language] = (known + simulated) / grid.shape[1]
-    return scores
-
-
-def accuracy_spreads(grids: dict[str, np.ndarray], rows: np.ndarray | None = None) -> list[float | None]:
-    """Per language, the variance of the variants' accuracies over all items that their observed accuracies
-    imply (``rows``: over these variants, a resample); None where a variant has fewer than two cells.
-
-    Each variant's items are a random share of the language's, so its observed accuracy varies around its
-    accuracy on all of them by p(1 - p) / (n - 1) x (1 - n / I) (a sample of n of the I items, without
-    replacement); what the observed accuracies vary by beyond that is the variants' own spread.
-    """
-    chosen = slice(None) if rows is None else rows
-    found: list[float | None] = []
-    for grid in grids.values():
-        evaluated = ~np.isnan(grid)
-        n = evaluated.sum(axis=1)
-        if (n < 2).any():
-            found.append(None)
-            continue
-        accuracy = np.where(evaluated, grid, 0.0).sum(axis=1) / n
-        noise = accuracy * (1 - accuracy) / (n - 1) * (1 - n / grid.shape[1])
-        found.append(max(0.0, float(np.var(accuracy[chosen], ddof=1) - noise[chosen].mean())))
-    return found
-
-
-def slopes(model: Fit, grids: dict[str, np.ndarray], study: Study, rng: np.random.Generator,
-           draws: int = 20) -> list[float]:
-    """Per language, the mean slope p(1 - p) of the probabilities on the evaluated cells over posterior draws:
-    how much a variant's accuracy moves with its effect on the logit scale, as the draws move it.
-
-    Over draws rather than at the mode: the draws spread the items' effects out from the mode's shrunken ones,
-    which puts more cells near 0 or 1, where the slope is flatter (by about 5% in bench/prompt_budget_sim.py).
-    """
-    thetas = model.draw(draws, rng)
-    found = []
-    for position, grid in enumerate(grids.values()):
-        evaluated = ~np.isnan(grid)
-        p = np.stack([expit(_logits(model, thetas[:, draw], study, position)[evaluated]) for draw in range(draws)])
-        found.append(max(float(np.mean(p * (1 - p))), 1e-6))
-    return found
-
-
-def moment_variance(spreads: Sequence[float | None], slope: Sequence[float]) -> float:
-    """The variance of the variants' effects (logit scale, variant plus variant x language) that their spread
-    on the accuracy scale (``accuracy_spreads``) implies through each language's ``slope``, averaged over the
-    languages."""
-    implied = [spread / language_slope ** 2 for spread, language_slope in zip(spreads, slope) if spread is not None]
-    return float(np.mean(implied)) if implied else 0.0
-
-
-def with_variant_variance(model: Fit, groups: list[Group], y: np.ndarray, target: float) -> Fit:
-    """The fit again with the variant variances (variant, variant x language) scaled by one factor to sum to
-    ``target`` (keeping their ratio), where the empirical Bayes estimate is smaller; else the fit itself."""
-    names = [name for name in ("variant", "variant x language") if name in model.variances]
-    fitted = sum(model.variances[name] for name in names)
-    if target <= fitted:
-        return model
-    scaled = {**model.variances, **{name: model.variances[name] * target / fitted for name in names}}
-    return at_variances(groups, y, scaled, model.theta)
+    effects = np.repeat(model.effects("variant")[:, None], count, axis=1)
+    return effects + model.effects("variant x language").reshape(-1, count) if count > 1 else effects
 
 
 @dataclass(frozen=True)
-class MomentFit:
-    """The fit at the moment variance (``with_moment_variance``) and the slopes that took it to the logit scale."""
-    model: Fit
-    slope: list[float]
+class Model:
+    """The fitted model: the items' and variants' effects (``budget_fit``), the variants' grid posterior."""
+    fit: Fit
+    items: list[Items]
+    posterior: VariantPosterior
 
 
-def with_moment_variance(model: Fit, groups: list[Group], y: np.ndarray, grids: dict[str, np.ndarray],
-                         study: Study, rng: np.random.Generator, rounds: int = 2, check_draws: int = 50
-                         ) -> MomentFit:
-    """The fit again with the variant variances scaled up to what the observed accuracies' spread implies
-    (``accuracy_spreads``, ``moment_variance``), where the empirical Bayes estimate is smaller.
+def fitted(grids: dict[str, np.ndarray], study: Study, like: Model | None = None) -> Model:
+    """The model fitted to the evaluated cells; ``like``: a fit of similar data whose prior variances and
+    deviations' spread are kept (not estimated again) and whose mode the fit starts from."""
+    groups, y = _groups(grids, study)
+    model = fit(groups, y) if like is None else fit(groups, y, variances=like.fit.variances, start=like.fit.theta)
+    items = fitted_items(model, study)
+    posterior = variant_posterior(list(grids.values()), items, variant_effects(model, study),
+                                  model.variances.get("variant x language", 0.0),
+                                  None if like is None else like.posterior.spread)
+    return Model(model, items, posterior)
 
-    The Laplace approximation under-estimates the variance of binary random effects (here: by a third to a
-    half in bench/prompt_budget_sim.py), which shrinks the variants towards their mean and pulls the quantiles,
-    the best, the worst and the spread in; the moment estimate on the accuracy scale does not lean on that
-    approximation. A larger variance spreads the draws' probabilities out and flattens the slope, so the slope
-    is taken again at each round's variance; a last check draws the variants' scores at the result and scales
-    the slopes by how far the draws' spread of scores still falls short of (or exceeds) the observed one.
+
+def posterior_statistics(model: Model, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """Languages x statistics: each statistic's posterior mean over ``draws`` of the variants' scores."""
+    return statistics_of(model.posterior.draw_scores(draws, rng)).mean(axis=0)
+
+
+def plain_statistics(grids: dict[str, np.ndarray]) -> np.ndarray | None:
+    """Languages x statistics of the plain per-variant mean (each variant's accuracy on its evaluated cells);
+    None where a variant has no evaluated cell in a language."""
+    counts = [(~np.isnan(grid)).sum(axis=1) for grid in grids.values()]
+    if any((count == 0).any() for count in counts):
+        return None
+    return np.stack([statistics_of(np.nansum(grid, axis=1) / count) for grid, count in zip(grids.values(), counts)])
+
+
+def simulated_study(model: Model, grids: dict[str, np.ndarray], rng: np.random.Generator
+                    ) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """One study drawn from the fitted model: its outcomes on the design's cells (the cells ``grids`` evaluated),
+    and its exhaustive statistics (languages x statistics). Each variant's effect is drawn from its posterior,
+    each item's offset from its own, and every cell of the grid from its probability."""
+    point, node = model.posterior.draw_effects(rng)
+    effect = model.posterior.grid[point][:, None] + model.posterior.deviations[node]  # variants x languages
+    observed, truth = {}, []
+    for position, (language, grid) in enumerate(grids.items()):
+        items = model.items[position]
+        offset = items.offset + np.sqrt(items.variance) * rng.standard_normal(len(items.offset))
+        full = (rng.random(grid.shape) < expit(effect[:, position, None] + offset[None, :])).astype(float)
+        observed[language] = np.where(np.isnan(grid), np.nan, full)
+        truth.append(statistics_of(full.mean(axis=1)))
+    return observed, np.stack(truth)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Replicates x languages x statistics of errors on studies simulated from the fit: the estimate's, and the
+    plain per-variant mean's (None where it is not defined)."""
+    model: np.ndarray
+    plain: np.ndarray | None
+
+
+def calibrated(model: Model, grids: dict[str, np.ndarray], study: Study, replicates: int, draws: int,
+               rng: np.random.Generator) -> Calibration:
+    """The errors of the estimate and of the plain mean on ``replicates`` studies simulated from the fit
+    (``simulated_study``), each estimated again from the same design's cells.
+
+    The refits keep the fit's prior variances and deviations' spread and start from its mode (a few rounds); the
+    variants' grid prior is fitted again on each, so the errors include what is not known about the variants'
+    distribution.
     """
-    spreads = accuracy_spreads(grids)
-    slope = slopes(model, grids, study, rng)
-    for _ in range(rounds):
-        slope = slopes(with_variant_variance(model, groups, y, moment_variance(spreads, slope)), grids, study, rng)
-    scaled = with_variant_variance(model, groups, y, moment_variance(spreads, slope))
-    drawn = _draw_scores([scaled], grids, study, check_draws, rng)
-    ratios = [spread / got for spread, got in zip(spreads, (float(np.mean(np.var(scores, axis=1, ddof=1)))
-                                                           for scores in drawn.values()))
-              if spread and got > 0]
-    slope = [value / np.sqrt(np.mean(ratios)) for value in slope] if ratios else slope
-    return MomentFit(with_variant_variance(model, groups, y, moment_variance(spreads, slope)), slope)
+    errors, plain_errors = [], []
+    for _ in range(replicates):
+        observed, truth = simulated_study(model, grids, rng)
+        refit = fitted(observed, study, like=model)
+        errors.append(posterior_statistics(refit, draws, rng) - truth)
+        plain = plain_statistics(observed)
+        plain_errors.append(None if plain is None else plain - truth)
+    usable = all(error is not None for error in plain_errors)
+    return Calibration(np.stack(errors), np.stack(plain_errors) if usable else None)
 
 
-def drawn_variance_fits(model: Fit, groups: list[Group], y: np.ndarray, grids: dict[str, np.ndarray],
-                        study: Study, count: int, rng: np.random.Generator) -> list[Fit]:
-    """The fit at ``count`` variant variances, each the moment variance (``with_moment_variance``) of a
-    resample of the variants (with replacement; the same variants in every language), where larger than the
-    empirical Bayes estimate.
+def model_is_closer(model: np.ndarray, plain: np.ndarray) -> bool:
+    """Whether the model's errors on the simulated studies are smaller than the plain mean's beyond the noise of
+    so few simulations: the mean gain in squared error exceeds its standard error (paired, study by study).
 
-    A plug-in variance treats the variants' spread as known, though it is estimated from as many variants as
-    the set has: the shrinkage of every variant, and with it the quantiles, the best, the worst and the spread,
-    then vary less over the draws than they are uncertain. Resampling the variants gives the variance
-    estimate's own uncertainty, and the draws are shared among the fits at the resampled variances. Each is a
-    refit of the posterior mode at given variances (Newton steps from the fit's mode), not a new empirical
-    Bayes fit.
-    """
-    slope = with_moment_variance(model, groups, y, grids, study, rng).slope
-    variants = len(study.variants)
-    targets = [moment_variance(accuracy_spreads(grids, rng.integers(0, variants, variants)), slope)
-               for _ in range(count)]
-    return [with_variant_variance(model, groups, y, target) for target in targets]
+    Where the two are about as close (the mean over variants, whose plain mean is already good; a variant near 0%
+    that every draw puts there), the plain mean is kept: a model chosen on the noise of ten simulations would be
+    worse about as often as better (bench/RESULTS.md: the worst of 50 variants under heavy tails, 5 variants)."""
+    gain = plain ** 2 - model ** 2
+    return float(gain.mean()) > float(gain.std(ddof=1)) / np.sqrt(len(gain))
+
+
+def checks(errors: np.ndarray, half_width: float, items_per_variant: int, variants: int, statistic: str) -> str:
+    """What the row's own check says about it ("" where nothing): ``errors``, its simulated errors."""
+    found = []
+    if statistic in TAILS and variants < SUPPORTED_VARIANTS:
+        found.append(f"few variants for a tail ({variants} < {SUPPORTED_VARIANTS})")
+    if items_per_variant < SUPPORTED_ITEMS:
+        found.append(f"few items per variant ({items_per_variant} < {SUPPORTED_ITEMS})")
+    squares = errors ** 2
+    if squares.sum() > 0 and squares.max() > UNSTABLE_SHARE * squares.sum():
+        found.append("interval rests on one simulated study")
+    if half_width > UNSEEN_HALF_WIDTH:
+        found.append("not seen at this budget")
+    return "; ".join(found)
 
 
 def estimate(observed: pd.DataFrame, study: Study, confidence: float = 0.9, draws: int = 400,
-             seed: int = 0, variant_variance: str = "resampled", variance_draws: int = 20) -> Estimate:
+             seed: int = 0, replicates: int = 10) -> Estimate:
     """The score distribution over the study's variants in each language, from the evaluated cells.
 
-    ``variant_variance``: "resampled" (``drawn_variance_fits``: ``variance_draws`` variances, each from a
-    resample of the variants), "moments" (one, ``with_moment_variance``) or "laplace" (the fit's own empirical
-    Bayes variances, which pull the tails in); bench/prompt_budget_sim.py compares them.
+    ``draws``: posterior draws behind each estimate; ``replicates``: simulated studies behind each interval.
     """
-    if variant_variance not in VARIANT_VARIANCES:
-        raise ValueError(f"variant_variance {variant_variance!r} is not one of {VARIANT_VARIANCES}")
+    if replicates < 2:
+        raise ValueError("replicates: at least 2 simulated studies are needed for an interval")
     grids = outcome_grids(observed, study)
-    groups, y = _groups(grids, study)
-    if not len(y):
+    if not any((~np.isnan(grid)).any() for grid in grids.values()):
         raise DataError("outcomes: no evaluated cell to estimate from")
-    model = fit(groups, y)
     rng = np.random.default_rng(seed)
-    models = [model]
-    if variant_variance == "moments":
-        models = [with_moment_variance(model, groups, y, grids, study, rng).model]
-    elif variant_variance == "resampled":
-        models = drawn_variance_fits(model, groups, y, grids, study, variance_draws, rng)
-    scores = _draw_scores(models, grids, study, draws, rng)
-    tail = (1 - confidence) / 2
-    rows, variant_rows = [], []
-    for language, drawn in scores.items():
-        per_draw = pd.DataFrame([statistics_of(row) for row in drawn])
-        cells = int((~np.isnan(grids[language])).sum())
-        for name in STATISTICS:
-            low, high = np.quantile(per_draw[name], [tail, 1 - tail])
-            rows.append({"language": language, "statistic": name, "estimate": float(per_draw[name].mean()),
-                         "low": float(low), "high": float(high), "cells": cells,
-                         "grid_cells": grids[language].size, "fraction": cells / grids[language].size})
-        low, high = np.quantile(drawn, [tail, 1 - tail], axis=0)
-        evaluated = (~np.isnan(grids[language])).sum(axis=1)
-        variant_rows += [{"language": language, "variant": v, "estimate": float(drawn[:, k].mean()),
-                          "low": float(low[k]), "high": float(high[k]), "items_evaluated": int(evaluated[k])}
-                         for k, v in enumerate(study.variants)]
-    return Estimate(pd.DataFrame(rows), pd.DataFrame(variant_rows), models[0].variances)
+    model = fitted(grids, study)
+    found = posterior_statistics(model, draws, rng)
+    plain = plain_statistics(grids)
+    calibration = calibrated(model, grids, study, replicates, max(draws // 4, 50), rng)
+    spread = stats.t.ppf(1 - (1 - confidence) / 2, replicates - 1)
+    rows = []
+    for position, (language, grid) in enumerate(grids.items()):
+        evaluated = ~np.isnan(grid)
+        items_per_variant = int(evaluated.sum(axis=1).min())
+        for k, name in enumerate(STATISTICS):
+            errors, value, method = calibration.model[:, position, k], found[position, k], "model"
+            if calibration.plain is not None and not model_is_closer(errors, calibration.plain[:, position, k]):
+                errors, value, method = calibration.plain[:, position, k], plain[position, k], "plain mean"
+            half = spread * float(np.sqrt(np.mean(errors ** 2)))
+            if not evaluated.all():  # never finer than one item of a variant's score, the score's own step
+                half = max(half, spread / grid.shape[1])
+            rows.append({"language": language, "statistic": name, "estimate": float(value),
+                         "low": max(float(value) - half, 0.0), "high": min(float(value) + half, 1.0),
+                         "method": method,
+                         "check": checks(errors, half, items_per_variant, len(study.variants), name)
+                         if not evaluated.all() else "",  # every cell evaluated: the exact value
+                         "items_per_variant": items_per_variant, "cells": int(evaluated.sum()),
+                         "grid_cells": grid.size, "fraction": float(evaluated.sum()) / grid.size})
+    return Estimate(pd.DataFrame(rows), model.fit.variances)
 
 
 def exhaustive(observed: pd.DataFrame, study: Study) -> pd.DataFrame:
@@ -372,6 +311,6 @@ def exhaustive(observed: pd.DataFrame, study: Study) -> pd.DataFrame:
         if missing:
             raise DataError(f"outcomes: {language} lacks {missing} of its {grid.size} cells; "
                             "the exhaustive values need every variant on every item")
-        rows += [{"language": language, "statistic": name, "value": value}
-                 for name, value in statistics_of(grid.mean(axis=1)).items()]
+        rows += [{"language": language, "statistic": name, "value": float(value)}
+                 for name, value in zip(STATISTICS, statistics_of(grid.mean(axis=1)))]
     return pd.DataFrame(rows)

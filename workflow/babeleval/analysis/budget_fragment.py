@@ -14,18 +14,32 @@ KEYS = ["model", "task", "family", "metric", "language"]
 
 
 def estimates_shown(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per (model, task, set, language): each statistic as "estimate [low, high]" (the table's scale), and
-    the budget: cells evaluated of the grid's, and their share."""
+    """One row per (model, task, set, language): each statistic as "estimate [low, high]" (the table's scale;
+    a "!" where the estimate's own check flags it), the budget (cells evaluated of the grid's, and their share)
+    and what the checks say."""
     if table.empty:
         return table
-    cells = table.assign(shown=[f"{e:.1f} [{lo:.1f}, {hi:.1f}]" for e, lo, hi in
-                                zip(table["estimate"], table["low"], table["high"])])
+    checks = table["check"].fillna("")
+    cells = table.assign(shown=[f"{e:.1f} [{lo:.1f}, {hi:.1f}]{' !' if flag else ''}" for e, lo, hi, flag in
+                                zip(table["estimate"], table["low"], table["high"], checks)])
     wide = cells.pivot_table(index=KEYS, columns="statistic", values="shown", aggfunc="first")
     wide = wide[[name for name in STATISTICS if name in wide.columns]].reset_index()
     budget = cells.groupby(KEYS, sort=True).first().reset_index()
     wide["budget"] = [f"{int(c)} of {int(g)} cells ({f:.0%})"
                       for c, g, f in zip(budget["cells"], budget["grid_cells"], budget["fraction"])]
+    wide["check"] = [check_summary(rows) for _, rows in cells.assign(check=checks).groupby(KEYS, sort=True)]
     return wide
+
+
+def check_summary(rows: pd.DataFrame) -> str:
+    """One set's flags in a language: each check once, with the statistics it flags ("" where none)."""
+    flagged = rows[rows["check"] != ""]
+    by_check: dict[str, list[str]] = {}
+    for statistic, check in zip(flagged["statistic"], flagged["check"]):
+        for part in check.split("; "):
+            by_check.setdefault(part, []).append(statistic)
+    return "; ".join(f"{part} ({', '.join(names) if len(names) < len(rows) else 'all'})"
+                     for part, names in by_check.items())
 
 
 def render(table: pd.DataFrame, sensitivity: pd.DataFrame, csv_names: dict[str, str]) -> str:
@@ -36,7 +50,9 @@ def render(table: pd.DataFrame, sensitivity: pd.DataFrame, csv_names: dict[str, 
              '<p class="note">Each variant of these sets answered only the items of a seeded, balanced design; a model '
              "over variants and items (docs/variations.md, section 6) estimates the distribution of the variants' "
              f"scores{scale} from those cells. Every estimate is shown with its {confidence} interval and the budget "
-             "it used. The variants' own numbers are of a subset of the items and are not in the leaderboard.</p>",
+             "it used; a \"!\" marks an estimate its own check flags (column check: too few items per variant for the "
+             "method, an interval resting on one simulated study, or a statistic this budget cannot see). The "
+             "variants' own numbers are of a subset of the items and are not in the leaderboard.</p>",
              table_html(estimates_shown(table), "variation-budget-table", csv_names.get("table")),
              "<h3>Is sensitivity larger in the languages a model knows least? (on the estimates)</h3>",
              '<p class="note">Spearman rho between a language\'s estimated mean and its estimated spread; rho_low and '

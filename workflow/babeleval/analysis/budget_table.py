@@ -3,7 +3,11 @@
 A budgeted set's variants each answered only the items of its seeded design (``babeleval.prompts.budget_design``);
 per (model, task, set) the estimator (``babeleval.analysis.budget_estimate``) is fitted on those cells and gives,
 per language, the mean over the set's variants, the 5/25/50/75/95% quantiles, the best and worst variant and the
-spread, each with its interval, beside the cells it used and their fraction of the full grid. The cells' outcomes
+spread, each with its interval, beside the cells it used and their fraction of the full grid, the method that
+gave it (``method``: the model, or the plain per-variant mean where the estimate's own simulations find that
+closer), the fewest items a variant had (``items_per_variant``) and the estimate's own ``check`` ("" where
+nothing; else few items per variant for the method, an interval resting on one simulated study, or a statistic
+the budget cannot see). The cells' outcomes
 are those of the set's headline metric (``BudgetedSet.metric``, validated right or wrong per item by
 ``babeleval.grid.variants.check_outcome``): the field its registry entry names (``Metric.outcome_column``).
 """
@@ -25,7 +29,7 @@ from .records import on_reader_scale
 from .settings import AnalysisSettings
 
 COLUMNS = ["model", "task", "family", "language", "statistic", "metric", "estimate", "low", "high", "confidence",
-           "cells", "grid_cells", "fraction"]
+           "method", "check", "items_per_variant", "cells", "grid_cells", "fraction"]
 
 
 @dataclass(frozen=True)

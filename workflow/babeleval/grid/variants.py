@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..core.errors import ConfigError, TemplateError
-from ..prompts.budget_design import Budget, StudyPlan
+from ..prompts.budget_design import Budget, StudyPlan, short_budget
 from ..prompts.templates import Template, template_fields
 from ..prompts.variants import (PHRASES_FILE, base_name, declared_axes, is_variant, phrase_table, sample_settings,
                                 variant_name)
@@ -96,16 +96,19 @@ def budget_plans(task: str, family: Family, entry: dict, templates: dict[str, Te
         listed = set(entry["templates"])  # run in full, as listed
         variants = tuple(sorted(name for name in templates if base_name(name) == base and name not in listed))
         budget = Budget(cells=request["budget"].get("cells"), fraction=request["budget"].get("fraction"))
-        check_budget(budget, variants, [templates[name] for name in variants], where)
+        check_budget(budget, variants, [templates[name] for name in variants], where, len(entry["languages"]),
+                     entry.get("limit"))
         check_outcome([templates[name] for name in variants], family, where)
         plans[base] = StudyPlan(base=base, variants=variants, budget=budget, seed=seed,
                                 parallel=bool(request["budget"].get("parallel", False)))
     return plans
 
 
-def check_budget(budget: Budget, variants: tuple[str, ...], templates: list[Template], where: str) -> None:
-    """What a budget needs before any data is read: cells or a fraction, two variants or more, and variants that
-    evaluate the same items (the `first` sampler takes its exemplars out of the evaluated items, by shots)."""
+def check_budget(budget: Budget, variants: tuple[str, ...], templates: list[Template], where: str, languages: int,
+                 items: int | None) -> None:
+    """What a budget needs before any data is read: cells or a fraction, two variants or more, enough cells for
+    two items a variant (``items``: the task's ``limit``, where set), and variants that evaluate the same items
+    (the `first` sampler takes its exemplars out of the evaluated items, by shots)."""
     if (budget.cells is None) == (budget.fraction is None):
         raise ConfigError(f"{where}: give either `cells` or `fraction` (e.g. fraction: 0.1), not both or neither")
     if budget.fraction is not None and not 0 < budget.fraction <= 1:
@@ -114,9 +117,9 @@ def check_budget(budget: Budget, variants: tuple[str, ...], templates: list[Temp
     if len(variants) < 2:
         raise ConfigError(f"{where}: a budget shares cells among the base's variants, and the grid has "
                           f"{len(variants)}: draw more with `sample:`")
-    if budget.cells is not None and budget.cells < 2 * len(variants):
-        raise ConfigError(f"{where}: {budget.cells} cells cannot give each of {len(variants)} variants two items; "
-                          f"give at least {2 * len(variants)} cells")
+    short = short_budget(budget.cells, len(variants), languages, items) if budget.cells is not None else None
+    if short:
+        raise ConfigError(f"{where}: {short}")
     first = [template.name for template in templates if template.fewshot.n and template.fewshot.sampler == "first"]
     if first:
         raise ConfigError(f"{where}: variant {first[0]} takes its exemplars out of the evaluated items (fewshot "

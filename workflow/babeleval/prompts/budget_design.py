@@ -24,14 +24,40 @@ import numpy as np
 from ..core.errors import ConfigError
 
 
+# the fewest items a variant the design gives (below it a variant's own cells cannot tell it from the items)
+MIN_ITEMS = 2
+
+
+def short_budget(cells: int, variants: int, languages: int, items: int | None = None) -> str | None:
+    """Why ``cells`` a language cannot give each of ``variants`` variants ``MIN_ITEMS`` items, with the ways
+    forward: the smallest budget that works (a share of the grid where ``items`` is known), the largest family
+    this budget serves, and how many languages the same cells in all would cover; None where the budget works."""
+    needed = MIN_ITEMS * variants
+    if cells >= needed:
+        return None
+    share = f" ({needed / (variants * items):.2%} of the {variants} x {items} grid)" if items else ""
+    family = cells // MIN_ITEMS
+    forward = [f"the smallest budget that works is {needed} cells a language{share}, {needed * languages} in all "
+               f"over the {languages} language(s)"]
+    if family >= 2:
+        forward.append(f"these {cells} cells a language serve a family of at most {family} variants "
+                       "(`sample:` fewer)")
+    if cells * languages >= needed:
+        forward.append(f"the same {cells * languages} cells in all give {needed} a language to "
+                       f"{cells * languages // needed} of the languages (fewer `languages:`)")
+    return (f"{cells} cells a language cannot give each of {variants} variants {MIN_ITEMS} items: "
+            + "; ".join(forward))
+
+
 @dataclass(frozen=True)
 class Budget:
     """Cells per language: a count, or a fraction of the language's variants x items."""
     cells: int | None = None
     fraction: float | None = None
 
-    def per_language(self, variants: int, items: int) -> int:
-        """The number of cells one language evaluates; a budget that cannot be met is a ConfigError."""
+    def per_language(self, variants: int, items: int, languages: int = 1) -> int:
+        """The number of cells one language evaluates; a budget that cannot be met is a ConfigError
+        (``languages``: how many share the design, for the ways forward ``short_budget`` names)."""
         full = variants * items
         if (self.cells is None) == (self.fraction is None):
             raise ConfigError("budget: give either `cells` or `fraction`, not both or neither")
@@ -40,9 +66,9 @@ class Budget:
         cells = self.cells if self.cells is not None else math.ceil(self.fraction * full)
         if cells > full:
             raise ConfigError(f"budget: {cells} cells is more than the {variants} x {items} = {full} the grid has")
-        if cells < 2 * variants:
-            raise ConfigError(f"budget: {cells} cells cannot give each of {variants} variants two items; "
-                              f"give at least {2 * variants} cells")
+        short = short_budget(cells, variants, languages, items)
+        if short:
+            raise ConfigError(f"budget: {short}")
         return cells
 
 
@@ -89,10 +115,11 @@ def choose_study(variants: Sequence[str], items: Mapping[str, Sequence[str]], bu
             if sorted(set(ids)) != first:
                 raise ConfigError(f"budget: language {language} has other item ids than {next(iter(items))}; "
                                   "item-parallel design needs the same items in every language")
-        shared = choose_cells(variants, first, budget.per_language(len(set(variants)), len(first)), seed)
+        shared = choose_cells(variants, first, budget.per_language(len(set(variants)), len(first), len(items)),
+                              seed)
         return {language: shared for language in items}
-    return {language: choose_cells(variants, ids, budget.per_language(len(set(variants)), len(set(ids))), seed,
-                                   stream=language)
+    return {language: choose_cells(variants, ids, budget.per_language(len(set(variants)), len(set(ids)), len(items)),
+                                   seed, stream=language)
             for language, ids in items.items()}
 
 

@@ -1,0 +1,202 @@
+"""The variants' effects under a prior the data choose (a grid of values and their weights), given the items'.
+
+With the items' effects fitted (``budget_fit``), each variant's evaluated cells give its likelihood over its
+effect on the logit scale; with several languages, over its shared effect, its deviation in each language
+integrated out (normal, with the fitted variance; Gauss-Hermite nodes). The prior of the shared effects is not
+normal but a grid of values whose weights are the maximum-likelihood mixture (EM on the weights: Kiefer and
+Wolfowitz's estimate): a few catastrophic variants among many ordinary ones get a mass of their own, far from
+the others, instead of widening one normal prior until the ordinary variants are no longer shrunk, and a
+variant far from the rest keeps its own level instead of being pulled to the mean.
+
+A variant's score in a language is its accuracy over all of the language's items: its evaluated outcomes,
+plus the cells not evaluated, drawn from the model (their expected count and its binomial variance, at the
+drawn effect). A cell's probability integrates what is not known about its item's effect (the probit
+approximation of the logistic-normal integral: expit(m / sqrt(1 + pi v / 8)) for a logit N(m, v)).
+
+Everything is tabulated once on a lattice of effects, so the cost is the evaluated cells times the lattice's
+size, and a draw of every variant's score is a table look-up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.special import expit, logsumexp
+
+# the lattice of effects (logit scale): its points, and how far it reaches beyond the fitted effects (a
+# variant that got every evaluated item wrong has its likelihood flat towards minus infinity)
+LATTICE_POINTS = 161
+REACH = 6.0
+# Gauss-Hermite nodes over a variant's deviation in a language
+NODES = 7
+# the deviations' spread is chosen by the marginal likelihood among these multiples of the first fit's (whose
+# Laplace variance is too small for right/wrong outcomes, the more so the fewer items a variant has)
+DEVIATION_FACTORS = (0.5, 1.0, 1.5, 2.0, 3.0)
+# EM rounds on the prior's weights, from uniform: the likelihood's mixture is approached, not reached, which
+# keeps the weights from collapsing onto a few spikes that the variants' few items cannot tell apart
+EM_ROUNDS = 1000
+
+
+@dataclass(frozen=True)
+class Items:
+    """One language's items as the fit found them: each item's logit offset (the language's intercept plus the
+    item's effects) and that offset's posterior variance."""
+    offset: np.ndarray
+    variance: np.ndarray
+
+    def slope(self) -> np.ndarray:
+        """How far each item's uncertain effect flattens its probability curve (the probit approximation)."""
+        return 1 / np.sqrt(1 + np.pi * self.variance / 8)
+
+
+@dataclass(frozen=True)
+class VariantPosterior:
+    """The variants' posterior over the grid of shared effects, and what each grid point means for their scores.
+
+    Axes: V variants, L languages, G grid points (the shared effect), Q nodes (the deviation in a language).
+    """
+    grid: np.ndarray  # G shared effects
+    spread: float  # the standard deviation of a variant's deviation in a language
+    deviations: np.ndarray  # Q: the nodes' deviations in a language
+    weights: np.ndarray  # G: the prior's weights
+    posterior: np.ndarray  # V x G
+    conditional: np.ndarray  # V x L x G x Q: the deviation's node given the shared effect
+    expected: np.ndarray  # V x L x G x Q: expected correct among the cells not evaluated
+    variance: np.ndarray  # V x L x G x Q: its binomial variance
+    known: np.ndarray  # V x L: correct among the evaluated cells
+    missing: np.ndarray  # V x L: cells not evaluated
+    items: np.ndarray  # L: each language's item count
+
+    def draw_effects(self, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """One draw of each variant's (grid point, node) per language: V and V x L indices."""
+        cumulative = np.cumsum(self.posterior, axis=1)
+        point = np.minimum((cumulative < rng.random((len(cumulative), 1)) * cumulative[:, -1:]).sum(axis=1),
+                           cumulative.shape[1] - 1)
+        chosen = self.conditional[np.arange(len(point)), :, point]  # V x L x Q
+        steps = np.cumsum(chosen, axis=2)
+        node = np.minimum((steps < rng.random(steps.shape[:2] + (1,)) * steps[:, :, -1:]).sum(axis=2),
+                          steps.shape[2] - 1)
+        return point, node
+
+    def draw_scores(self, draws: int, rng: np.random.Generator) -> np.ndarray:
+        """draws x L x V of the variants' scores: evaluated outcomes kept, the rest drawn."""
+        found = np.empty((draws, len(self.items), len(self.known)))
+        variants = np.arange(len(self.known))[:, None]
+        languages = np.arange(len(self.items))[None, :]
+        for draw in range(draws):
+            point, node = self.draw_effects(rng)
+            at = (variants, languages, point[:, None], node)
+            correct = self.expected[at] + np.sqrt(self.variance[at]) * rng.standard_normal(node.shape)
+            correct = np.clip(correct, 0, self.missing)
+            found[draw] = ((self.known + correct) / self.items[None, :]).T
+        return found
+
+
+def _lattice(center: np.ndarray) -> np.ndarray:
+    return np.linspace(float(np.min(center)) - REACH, float(np.max(center)) + REACH, LATTICE_POINTS)
+
+
+def _tables(grid: np.ndarray, items: Items, effects: np.ndarray, lattice: np.ndarray) -> tuple[np.ndarray, ...]:
+    """One language's log-likelihood, and the expected correct and its variance among the cells not evaluated,
+    per variant at every lattice point: three V x T tables (``effects``: the fit's V variant effects).
+
+    A variant's own outcome on an item went into that item's fitted effect, which then explains part of it:
+    with a few variants an item, the variants would look closer to each other than they are, and the prior
+    would come out too narrow. Each evaluated cell therefore sees its item's offset without its own outcome
+    (one Newton step back: the offset moves by its variance times the cell's residual).
+    """
+    rows, cols = np.nonzero(~np.isnan(grid))
+    outcome = grid[rows, cols]
+    fitted = expit(effects[rows] + items.offset[cols])
+    precision = np.maximum(1 / items.variance[cols] - fitted * (1 - fitted), 1e-3)  # without the cell
+    offset = items.offset[cols] - (outcome - fitted) / precision
+    slope = Items(offset, 1 / precision).slope()
+    logits = slope[:, None] * (lattice[None, :] + offset[:, None])
+    loglik = -np.logaddexp(0, np.where(outcome[:, None] == 1, -logits, logits))
+    pick = sparse.csr_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))), shape=(grid.shape[0], len(rows)))
+    every = expit(items.slope()[:, None] * (lattice[None, :] + items.offset[:, None]))
+    at_evaluated = every[cols]  # the evaluated cells' items, as the cells not evaluated see them
+    expected = every.sum(axis=0)[None, :] - pick @ at_evaluated
+    variance = (every * (1 - every)).sum(axis=0)[None, :] - pick @ (at_evaluated * (1 - at_evaluated))
+    return pick @ loglik, expected, np.maximum(variance, 0.0)
+
+
+def _at(table: np.ndarray, lattice: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """V x T ``table`` read at ``points`` (any shape) by linear interpolation on the lattice: V x points."""
+    step = lattice[1] - lattice[0]
+    position = np.clip((points - lattice[0]) / step, 0, len(lattice) - 1)
+    low = np.minimum(np.floor(position).astype(int), len(lattice) - 2)
+    share = position - low
+    return table[:, low] * (1 - share) + table[:, low + 1] * share
+
+
+def variant_posterior(grids: list[np.ndarray], items: list[Items], effects: np.ndarray,
+                      deviation_variance: float, spread: float | None = None) -> VariantPosterior:
+    """The variants' posterior under the grid prior fitted to them.
+
+    ``grids``: per language, variants x items of outcomes (NaN: not evaluated); ``items``: per language, the
+    fitted items; ``effects``: V x L of the fit's variant effects (where the lattice is put);
+    ``deviation_variance``: the fit's variance of a variant's deviation in a language (the candidates' scale);
+    ``spread``: the deviations' standard deviation, where already chosen (no candidates are compared).
+    """
+    lattice = _lattice(effects)
+    tables = [_tables(grid, language_items, effects[:, position], lattice)
+              for position, (grid, language_items) in enumerate(zip(grids, items))]
+    fitted = np.sqrt(max(deviation_variance, 0.0))
+    candidates = [0.0] if len(grids) == 1 else [spread] if spread is not None else [fitted * factor for factor
+                                                                                    in DEVIATION_FACTORS]
+    best = max((_mixed(tables, lattice, spread) for spread in candidates), key=lambda found: found.loglik)
+    chosen, nodes, loglik, by_language, weights = best.spread, best.nodes, best.cells, best.by_language, best.weights
+    points = lattice[:, None] + chosen * nodes[None, :]
+    posterior = _normalised(by_language.sum(axis=1) + np.log(np.maximum(weights, 1e-300)))
+    evaluated = [~np.isnan(grid) for grid in grids]
+    return VariantPosterior(
+        grid=lattice, spread=chosen, deviations=chosen * nodes, weights=weights, posterior=posterior,
+        conditional=np.exp(loglik - by_language[..., None]),
+        expected=np.stack([_at(table[1], lattice, points) for table in tables], axis=1),
+        variance=np.stack([_at(table[2], lattice, points) for table in tables], axis=1),
+        known=np.stack([np.where(mask, grid, 0.0).sum(axis=1) for grid, mask in zip(grids, evaluated)], axis=1),
+        missing=np.stack([(~mask).sum(axis=1) for mask in evaluated], axis=1).astype(float),
+        items=np.array([grid.shape[1] for grid in grids], dtype=float))
+
+
+@dataclass(frozen=True)
+class _Mixed:
+    """The grid prior fitted at one spread of the variants' deviations in a language."""
+    spread: float
+    nodes: np.ndarray  # Q standard nodes
+    cells: np.ndarray  # V x L x G x Q: log-likelihood plus the node's log-weight
+    by_language: np.ndarray  # V x L x G: the deviation integrated out
+    weights: np.ndarray  # G
+    loglik: float  # the marginal log-likelihood of every variant's cells
+
+
+def _mixed(tables: list[tuple[np.ndarray, ...]], lattice: np.ndarray, spread: float) -> _Mixed:
+    """The grid prior's weights with the deviations' spread given, and the marginal likelihood it reaches."""
+    nodes, node_weights = np.polynomial.hermite_e.hermegauss(NODES) if spread > 0 else (np.zeros(1), np.ones(1))
+    points = lattice[:, None] + spread * nodes[None, :]  # G x Q (the grid is the lattice)
+    cells = np.stack([_at(table[0], lattice, points) for table in tables], axis=1) + np.log(
+        node_weights / node_weights.sum())
+    by_language = logsumexp(cells, axis=3)
+    marginal = by_language.sum(axis=1)  # V x G
+    top = marginal.max(axis=1, keepdims=True)
+    likelihood = np.exp(marginal - top)
+    weights = _mixture(likelihood)
+    loglik = float(np.sum(np.log(likelihood @ weights) + top[:, 0]))
+    return _Mixed(spread, nodes, cells, by_language, weights, loglik)
+
+
+def _mixture(likelihood: np.ndarray) -> np.ndarray:
+    """The prior's weights over the grid: ``EM_ROUNDS`` of EM from uniform on the variants x grid likelihoods
+    (each row scaled by a constant of its own, which EM does not see)."""
+    weights = np.full(likelihood.shape[1], 1 / likelihood.shape[1])
+    for _ in range(EM_ROUNDS):
+        weights = weights * (likelihood / (likelihood @ weights)[:, None]).mean(axis=0)
+    return weights
+
+
+def _normalised(logs: np.ndarray) -> np.ndarray:
+    """Rows of log-weights as probabilities."""
+    return np.exp(logs - logsumexp(logs, axis=1, keepdims=True))
