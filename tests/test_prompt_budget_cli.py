@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from babeleval.score import outcomes
-from conftest import ROOT
+from conftest import ROOT, TINY_GRID
 
 VARIANTS = ["fs", *(f"fs~order=p{k}" for k in range(1, 10))]
 LANGUAGES = ["eng_Latn", "hin_Deva"]
@@ -84,7 +84,7 @@ AXES = {"enum": ["upper", "num"], "sep": ["colon", "dash"]}
 
 def write_params(root):
     """A params.yaml whose Belebele expands formatspread to four variants (two axes of two settings)."""
-    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TINY_GRID.read_text(encoding="utf-8"))
     params["tasks"] = {"belebele": copy.deepcopy(params["tasks"]["belebele"])}
     params["tasks"]["belebele"].update(languages=LANGUAGES, templates=["paper"],
                                        variants={"formatspread": {"sample": "all", "axes": AXES}})
