@@ -2,13 +2,11 @@
 
 What models really write, and what ``final_letter`` / ``final_number`` read:
 
-- reasoning in ``<think>``, ``<thinking>`` or ``<reasoning>`` blocks (a block
-  closed with another of these names counts, so does a lone closing tag) is
-  set aside; an answer inside the last block counts when nothing follows it;
-  an unclosed ``<think>`` gives an answer only from an explicit marker inside
-  it, else the reply is unfinished reasoning;
-- a reply is cut at the first leaked chat turn or end-of-turn token
-  (``<|im_end|>``, ``</s>``, ``<|eot_id|>``, ``[INST]``, "\\nUser:" ...);
+- the reply is split first (``structure``): every reasoning family's wrapper
+  (``<think>``, ``[THINK]``, harmony's analysis channel, ...) is set aside and
+  leaked chat turns are cut off; an answer inside the last block counts when
+  nothing follows it; a reply cut inside its reasoning gives an answer only
+  from an explicit marker inside it, else it is ``cut while reasoning``;
 - ``<final_answer>X</final_answer>`` (or the placeholder's own tags,
   ``<letter>C</letter>``, ``<number>18</number>``) wins; then the ``####``
   marker (the last readable one; on its own line, the answer on the next);
@@ -42,76 +40,14 @@ from typing import Callable, Union
 
 from .. import answer_phrases
 from . import AMBIGUOUS, CUT, EMPTY, NO_ANSWER, PLACEHOLDER, UNFINISHED, Parsed, failure
-
-
-# -- reasoning blocks and leaked turns --------------------------------------------------------------
-
-# Any of these opens or closes a reasoning block; a block opened with one name and closed with another counts.
-_REASONING_TAG = re.compile(r"<(/?)(think|thinking|reasoning)>", re.IGNORECASE)
-
-# Where a chat model's turn ends, or a next turn it made up begins: nothing after it is the answer.
-_TURN_END = re.compile(
-    r"<\|im_end\|>|<\|im_start\|>|<\|eot_id\|>|<\|end\|>|<\|endoftext\|>|<\|end_of_text\|>|<\|user\|>"
-    r"|<\|start_header_id\|>|<end_of_turn>|<start_of_turn>|</s>|\[INST\]|<\|assistant\|>"
-    r"|\n\s*(?:User|USER|Human|HUMAN|Question|Q|### (?:Human|User|Instruction))\s*:",
-)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A response split by its reasoning tags.
-
-    ``text``: what the model wrote outside reasoning blocks, cut at a leaked turn; ``reasoning``: the content of
-    the last closed block (read only when ``text`` is empty: an answer inside a block counts when nothing
-    follows it); ``unfinished``: the content of a ``<think>`` block never closed, else None.
-    """
-
-    text: str
-    reasoning: str = ""
-    unfinished: str | None = None
-
-
-def _cut_turn(text: str) -> str:
-    turn = _TURN_END.search(text)
-    return text[: turn.start()] if turn else text
-
-
-def split_reasoning(response: str) -> Reply:
-    """Walk the reasoning tags in order: text at depth 0 is the reply; a block closes with any reasoning tag."""
-    outside: list[str] = []
-    last_block = ""
-    pos = depth = start = 0
-    opener = ""
-    for tag in _REASONING_TAG.finditer(response):
-        if tag.group(1) != "/":
-            if depth == 0:
-                outside.append(response[pos:tag.start()])
-                start, opener = tag.end(), tag.group(2).lower()
-            depth += 1
-        elif depth == 0:
-            # a close with no open: the template opened the block, so everything before it was reasoning
-            last_block, outside, pos = response[pos:tag.start()], [], tag.end()
-        else:
-            depth -= 1
-            if depth == 0:
-                last_block, pos = response[start:tag.start()], tag.end()
-    unfinished = None
-    if depth:
-        if opener == "reasoning":
-            # the instruction's "<reasoning> #### <letter>" copied as a heading: what follows is the reply itself
-            outside.append(response[start:])
-        else:
-            unfinished = _cut_turn(response[start:])
-    else:
-        outside.append(response[pos:])
-    return Reply(_cut_turn("".join(outside)), _cut_turn(last_block), unfinished)
+from .structure import split_reply
 
 
 def strip_reasoning(response: str) -> tuple[str | None, str | None]:
     """The reply outside reasoning blocks and leaked turns, for free-text parsers: (text, None) or (None, reason)."""
-    reply = split_reasoning(response)
+    reply = split_reply(response)
     if reply.unfinished is not None:
-        return None, f"{UNFINISHED}: the reply ends inside a <think> block"
+        return None, f"{UNFINISHED}: the reply ends inside its reasoning"
     return reply.text, None
 
 
@@ -284,14 +220,14 @@ def read_reply(response: str, sources: tuple[str, ...] | None, read: Callable[[s
     """Read a reply's answer: outside reasoning blocks; inside the last block when nothing follows it; inside an
     unclosed ``<think>`` block only from an explicit marker; in a reply cut at the token limit only from an explicit
     marker or its first line. Else say why, most specific reason first."""
-    reply = split_reasoning(response)
+    reply = split_reply(response)
     if cut and reply.unfinished is None and reply.text.strip():
         return _read_cut(reply.text, sources, read, response, language)
     if reply.unfinished is not None:
         parsed = _walk(answer_candidates(reply.unfinished, language), (TAG, MARKER, NEXT_LINE, BOXED), read, response)
         if parsed is None and reply.text.strip():
             parsed = _walk(answer_candidates(reply.text, language), sources, read, response)
-        return parsed or failure(UNFINISHED, "the reply ends inside a <think> block with no answer marker in it")
+        return parsed or failure(UNFINISHED, "the reply ends inside its reasoning, with no answer marker in it")
     if not reply.text.strip():
         if not reply.reasoning.strip():
             return failure(EMPTY)
