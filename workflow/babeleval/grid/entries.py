@@ -96,10 +96,16 @@ def check_template(family: Family, template: Template) -> str | None:
     if template.mode not in family.modes:
         return f"a {family.name} task cannot be scored in mode '{template.mode}'"
     if template.mode == "generate":
-        kind = get_parser(template.parser).kind
+        parser = get_parser(template.parser)
+        kind = parser.kind
         if kind not in family.parser_kinds:
             return (f"parser '{template.parser}' reads a {kind}; a {family.name} task needs one that reads "
                     f"{' or '.join(family.parser_kinds)}")
+        own_labels = template.labels is not None or (template.variant is not None
+                                                      and template.variant.get("enum") != "upper")
+        if kind == "letter" and own_labels and not parser.reads_labels:
+            return (f"parser '{template.parser}' reads only the letters A, B, C ...; the template's own choice labels "
+                    "need a parser that reads them (final_letter, hash_letter)")
     return check_metrics(family, template.mode, template.metrics or ())
 
 
