@@ -15,6 +15,7 @@ from typing import Sequence
 from ...core.choices import LETTERS, normal_label
 from .. import answer_phrases
 from . import EMPTY, NO_ANSWER, Parsed, failure, register
+from .structure import split_reply
 from .reply import (BOLD, EXPLICIT, MARKER_ONLY, NEXT_LINE, PHRASE_AFTER, WHOLE, Ambiguous, Reading, Refused,
                     clean_segment, read_reply, strip_decoration)
 
@@ -112,6 +113,9 @@ class LabelSet:
         self.alternative = re.compile(rf"^{_JOINER}({alternation})", re.IGNORECASE)
         self.alternative_before = re.compile(rf"({alternation}){_CLOSE}\s*(?:{answer_phrases.ALTERNATIVE_JOINERS})"
                                              r"\s*$", re.IGNORECASE)
+        # a label named with an option word inside brackets, within a sentence: "（选项B）", "(option C)"
+        self.in_sentence = re.compile(rf"[（(【\[]\s*(?:{answer_phrases.OPTION_WORDS}|{answer_phrases.OPTION_WORDS_UNSPACED})"
+                                      rf"\s*[:：]?\s*({alternation})\s*[）)】\]]", re.IGNORECASE)
         self.entry = re.compile(rf"^\s*{_OPEN}({alternation}){_CLOSE}\s*{_ENTRY_PUNCT}?", re.IGNORECASE | re.MULTILINE)
 
     def label(self, written: str) -> str | None:
@@ -211,8 +215,20 @@ def _read_letter(response: str, labels: Sequence[str], sources: tuple[str, ...] 
         return _label_in(segment, found, where, options)
 
     span, word = (f"{labels[0]}-{labels[-1]}", "letter") if found.latin else (", ".join(labels), "label")
-    return read_reply(response, sources, read, "letter", f"no choice {word} ({span}) after the answer marker",
-                      f"no lone choice {word} ({span})", language, cut)
+    parsed = read_reply(response, sources, read, "letter", f"no choice {word} ({span}) after the answer marker",
+                        f"no lone choice {word} ({span})", language, cut)
+    if parsed.ok or sources is not None or cut or not (parsed.error or "").startswith(NO_ANSWER):
+        return parsed
+    return _named_in_sentence(split_reply(response).text, found) or parsed
+
+
+def _named_in_sentence(text: str, labels: LabelSet) -> Parsed | None:
+    """The one label a reply names with an option word in brackets ("我认为正确的是（选项B），因为..."), where nothing
+    marks an answer; None where it names none, or several."""
+    named = {labels.label(m.group(1)) for m in labels.in_sentence.finditer(unicodedata.normalize("NFKC", text))
+             if labels.exact(m.group(1))}
+    named.discard(None)
+    return Parsed(named.pop()) if len(named) == 1 else None
 
 
 def _labels(n_choices: int, choice_labels: Sequence[str] | None) -> Sequence[str]:
