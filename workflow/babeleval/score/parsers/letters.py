@@ -88,6 +88,8 @@ _LABEL_END_STRICT = re.compile(r"$|[.:：)\]）】,;、。]|\s*\n")
 _JOINER = rf"\s*[\)\]）】]?\s*(?:{answer_phrases.ALTERNATIVE_JOINERS})\s*(?:{answer_phrases.HEDGES})?\s*[\(\[]?\s*"
 # Cyrillic capitals that look like choice letters, as a Russian or Ukrainian reply may write them ("Ответ: В").
 _CYRILLIC_LOOKALIKES = str.maketrans("АВСЕ", "ABCE")
+# What may follow a hiragana label in a Japanese sentence ("答えはうです。", "いが正解").
+_JAPANESE_COPULA = re.compile(r"(?:です|でした|だ|である)(?:[。、.!！\s]|$)|[がは](?:正解|正しい)")
 # A line that opens with a label as a list entry ("A: Paris", "(B) London", "C. Rome", "ক) ঢাকা").
 _ENTRY_PUNCT = r"[.:：)\]）】]"
 
@@ -135,6 +137,8 @@ class LabelSet:
             return False
         if strict or (label.isascii() and label.islower()):
             return bool(_LABEL_END_STRICT.match(after))
+        if _script_of(label[-1]) == "HIRAGANA" and _JAPANESE_COPULA.match(after):
+            return True  # "答えはうです": a hiragana label before the copula that ends the sentence
         for neighbour, own in ((after[:1], label[-1]), (before[-1:], label[0])):
             if neighbour and unicodedata.category(neighbour)[0] in "LMN" and (
                     neighbour.isdigit() or _script_of(neighbour) == _script_of(own)):
@@ -148,11 +152,16 @@ def label_set(labels: tuple[str, ...]) -> LabelSet:
 
 
 def _restates(rest: str, option: str | None) -> bool:
-    """Whether the text after a label restates that option's text ("(B) Paris" for the option "Paris")."""
+    """Whether the text after a label restates that option's text and ends there or at punctuation ("(B) Paris",
+    "(D) Berlin – die Hauptstadt"), not a sentence about it ("(A) London is wrong")."""
     if not option:
         return False
-    line = normal_label(re.sub(r"[\W_]+", " ", rest.split("\n", 1)[0]))
-    return bool(line) and line.startswith(normal_label(re.sub(r"[\W_]+", " ", option)))
+    line = " ".join(unicodedata.normalize("NFKC", rest.split("\n", 1)[0]).casefold().split())
+    text = " ".join(unicodedata.normalize("NFKC", option).casefold().split())
+    if not text or not line.startswith(text):
+        return False
+    after = line[len(text):].lstrip()
+    return not after or unicodedata.category(after[0])[0] in "PS"
 
 
 def _echoes_options(text: str, labels: LabelSet) -> bool:

@@ -35,6 +35,7 @@ the others use ``strip_reasoning`` and ``answer_candidates`` directly.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Union
 
@@ -265,9 +266,9 @@ _PIECES = re.compile(r"\n+|(?<=[.。!?！？])\s*")
 
 
 def loops(text: str) -> bool:
-    """Whether a reply repeats itself: at least four lines or sentences, half of them or more repeats of others."""
+    """Whether a reply repeats itself: of four lines or sentences or more, one stands three times or more."""
     pieces = [piece.strip() for piece in _PIECES.split(text) if piece.strip()]
-    return len(pieces) >= 4 and len(set(pieces)) * 2 <= len(pieces)
+    return len(pieces) >= 4 and max(Counter(pieces).values()) >= 3
 
 
 def _read_cut(text: str, sources: tuple[str, ...] | None, read: Callable[[str, str, str], Reading],
