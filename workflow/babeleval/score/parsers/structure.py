@@ -35,6 +35,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True)
@@ -158,15 +159,16 @@ MIN_LETTERS = 12
 _COVERS = {"Hans": {"Hani"}, "Hant": {"Hani"}, "Jpan": {"Hani"}, "Kore": {"Hang", "Hani"}}
 
 
+@lru_cache(maxsize=4096)
+def _char_script(char: str) -> str:
+    name = unicodedata.name(char, "")
+    return next((code for prefix, code in _SCRIPTS if name.startswith(prefix)), "Zyyy")
+
+
 def script(text: str) -> str | None:
     """The script most of the text's letters are in (ISO 15924: Latn, Cyrl, Hani, Jpan ...), None with fewer than
     ``MIN_LETTERS`` letters. Japanese: kana in a tenth of the letters make Han text Japanese."""
-    counts: Counter[str] = Counter()
-    for char in text:
-        if not char.isalpha():
-            continue
-        name = unicodedata.name(char, "")
-        counts[next((code for prefix, code in _SCRIPTS if name.startswith(prefix)), "Zyyy")] += 1
+    counts = Counter(_char_script(char) for char in text if char.isalpha())
     total = sum(counts.values())
     if total < MIN_LETTERS:
         return None
