@@ -228,7 +228,24 @@ def _read_letter(response: str, labels: Sequence[str], sources: tuple[str, ...] 
                         f"no lone choice {word} ({span})", language, cut)
     if parsed.ok or sources is not None or cut or not (parsed.error or "").startswith(NO_ANSWER):
         return parsed
-    return _named_in_sentence(split_reply(response).text, found) or parsed
+    text = split_reply(response).text
+    return _named_in_sentence(text, found) or _restated_line(text, found, options) or parsed
+
+
+def _restated_line(text: str, labels: LabelSet, options: Sequence[str] | None) -> Parsed | None:
+    """The one line of a reply that is a label and its option's text ("...so the capital is clear.\n\n(B) Paris"),
+    where nothing marks an answer; None where no line is, or several are (the options listed)."""
+    if not options or len(options) != len(labels.labels):
+        return None
+    named = set()
+    for line in unicodedata.normalize("NFKC", text).split("\n"):
+        match = labels.at_start.match(strip_decoration(line.strip()))
+        if match and labels.exact(match.group(1)):
+            chosen = labels.label(match.group(1))
+            rest = strip_decoration(line.strip())[match.end():].lstrip(" .:：)）]】-")
+            if chosen is not None and _restates(rest, options[labels.labels.index(chosen)]):
+                named.add(chosen)
+    return Parsed(named.pop()) if len(named) == 1 else None
 
 
 def _named_in_sentence(text: str, labels: LabelSet) -> Parsed | None:
