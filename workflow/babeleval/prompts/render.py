@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..core.errors import DataError, TemplateError
 from .fewshot import check_pool, first_exemplars, random_exemplars, stratified_exemplars
 from ..core.choices import LETTERS
+from .answer_slot import slot_for
 from ..tasks.base import EVAL
 from .budget_design import StudyPlan
 from .protocols import request_fields
@@ -205,6 +206,8 @@ def _request(template: Template, item: dict[str, Any], exemplars: list[dict[str,
         request["choice_order"] = item["choice_order"]
     if (template.variant is not None or template.labels is not None) and variables.get("choices"):
         request["enumerators"] = variables["letters"]  # the labels shown where not A, B, C (1 2 3 4, ア イ ウ エ)
+    if template.answer_slot is not None:  # constrained answers: what the engine may let the model write there
+        request["answer_slot"] = slot_for(template.answer_slot, variables["letters"], variables.get("choices")).to_json()
     if template.mode == "loglikelihood":
         request["continuations"] = continuations(template, item)
     request.update(request_fields(template.protocol, template.mode, item))  # its tokens and limits

@@ -51,6 +51,7 @@ from ..tasks import TASKS
 from .sandbox import ENV as _ENV
 from .sandbox import RenderLimit, compile_template as _compile, render
 from . import variants
+from .answer_slot import SlotSpec
 from .protocols import DEFAULT as DEFAULT_PROTOCOL, PROTOCOLS, Protocol
 
 PROMPTS_DIR = "prompts"
@@ -60,7 +61,7 @@ SAMPLERS = ("random", "first", "stratified")
 _FILE_NODES = (jinja2.nodes.Include, jinja2.nodes.Import, jinja2.nodes.FromImport, jinja2.nodes.Extends)
 
 _TOP_KEYS = {"description", "reference", "protocol", "mode", "fewshot", "preamble", "prompt", "target", "continuation",
-             "choices", "choice_labels", "generation", "parser", "metrics", "layout", "variations"}
+             "choices", "choice_labels", "answer_slot", "generation", "parser", "metrics", "layout", "variations"}
 _FEWSHOT_KEYS = {"n", "sampler", "language", "separator", "allow_fewer"}
 _GENERATION_KEYS = {"decoding", "max_new_tokens", "stop"}
 _USING_KEYS = {"use", "description", "reference"}  # all a file that uses another task's template may set
@@ -104,6 +105,7 @@ class Template:
     variant: variants.Variant | None = None  # a variant name's settings (base~axis=value), else None
     uses: Path | None = None  # the template file this one uses (``use: <task>/<name>``), else None
     labels: tuple[str, ...] | None = None  # ``choice_labels``: the options' labels, else A, B, C ...
+    answer_slot: SlotSpec | None = None  # constrained answers (opt-in), else None
 
     def choice_labels(self, n: int, language: str | None = None) -> list[str]:
         """The labels of ``n`` choices, in order: what the prompt shows, the letter parser reads and the score
@@ -251,12 +253,16 @@ def _from_fields(task: str, name: str, path: Path, fields: dict, digest: str) ->
     metrics = _metrics(path, fields)
     generation = _generation(path, fields, mode, continuation, parser)
     labels = _choice_labels(path, fields)
+    answer_slot = SlotSpec.from_fields(fields.get("answer_slot"), path)
+    if answer_slot is not None and mode != "generate":
+        raise TemplateError(f"{path}: 'answer_slot' constrains a generated answer; a {mode} template has none")
 
     template = Template(
         task=task, name=name, path=path, mode=mode, prompt=prompt, target=target,
         description=str(fields.get("description", "")).strip(), reference=str(fields.get("reference", "")).strip(),
         continuation=continuation, parser=parser, fewshot=fewshot, generation=generation, sha256=digest,
         preamble=preamble, choices=choices, metrics=metrics, protocol=_protocol(path, fields), labels=labels,
+        answer_slot=answer_slot,
     )
     for key, source in (("preamble", preamble), ("prompt", prompt), ("target", target), ("continuation", continuation)):
         if source is not None:

@@ -20,6 +20,9 @@ chat template opened the block                      template opens the block, th
 response:"                                          Granite 3.3 writes ``<think>`` and ``<response>``
 ==================================================  ========================================================
 
+A reply that is a JSON object ``{"reasoning": ..., "answer": ...}`` (a constrained answer slot's
+``response_format``) is read as that reasoning and that answer.
+
 Then the reply is cut at its first leaked chat turn or end-of-turn token (``<|im_end|>``, ``</s>``, ``<|eot_id|>``,
 ``[INST]``, "\\nUser:", a line that is nothing but ``user`` or ``assistant``: a chat model's turn written without
 its special tokens); a role header the reply opens with (``<|im_start|>assistant``, ``assistant``) is its own and
@@ -31,6 +34,7 @@ has no tokenizer) and the scripts of the reasoning and of the answer section.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections import Counter
@@ -79,8 +83,29 @@ _TURN_END = re.compile(
 )
 
 
+def _from_json(response: str) -> str | None:
+    """A reply that is a JSON object with an ``answer`` (a constrained answer slot's ``response_format``,
+    ``babeleval.prompts.answer_slot``), as reasoning and a tagged answer; None for any other reply."""
+    text = re.sub(r"^\s*```(?:json)?\s*|\s*```\s*$", "", response)
+    if not (text.startswith("{") and text.rstrip().endswith("}")):
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or "answer" not in value or isinstance(value["answer"], (dict, list)):
+        return None
+    reasoning = value.get("reasoning")
+    thought = f"<think>{reasoning}</think>" if isinstance(reasoning, str) and reasoning else ""
+    return f"{thought}<final_answer>{value['answer']}</final_answer>"
+
+
 def canonical(response: str) -> str:
-    """The reply with every family's reasoning wrapper written as ``<think>`` ... ``</think>``."""
+    """The reply with every family's reasoning wrapper written as ``<think>`` ... ``</think>``; a JSON answer
+    object as its reasoning and a tagged answer."""
+    structured = _from_json(response)
+    if structured is not None:
+        return structured
     text = _HARMONY_PLAIN.sub(lambda m: f"<think>{m.group(1)}</think>", response, count=1)
     for pattern, tag in _WRAPPER_MARKS:
         text = pattern.sub(tag, text)
