@@ -12,7 +12,7 @@ import pytest
 from babeleval.core.errors import ConfigError, TemplateError
 from babeleval.generate.backends import get_backend
 from babeleval.generate.backends.openai_api import constrained
-from babeleval.generate.job import _payload, check_answer_slots
+from babeleval.generate.job import _backend_requests, _payload, check_answer_slots
 from babeleval.grid.entries import check_template
 from babeleval.prompts.answer_slot import AnswerSlot
 from babeleval.prompts.render import build_requests
@@ -39,6 +39,9 @@ def test_the_request_carries_the_slot_and_the_cache_keys_on_it(tmp_path):
     assert _payload("generate", request)["answer_slot"] == request["answer_slot"]
     free = {key: value for key, value in request.items() if key != "answer_slot"}
     assert "answer_slot" not in _payload("generate", free)  # a template without a slot keeps the key it had
+    settings = {"max_new_tokens": 8, "stop": []}
+    asked, plain = _backend_requests("generate", settings, [(request, None), (free, None)])
+    assert asked.answer_slot == AnswerSlot("####", ("A", "B")) and plain.answer_slot is None
 
 
 @pytest.mark.parametrize("slot, message", [
