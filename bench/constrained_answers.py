@@ -80,12 +80,13 @@ def main() -> None:
     cli.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "babeleval-bench-models"))
     cli.add_argument("--max-new-tokens", type=int, default=256)
     cli.add_argument("--batch-size", type=int, default=8)
+    cli.add_argument("--tasks", nargs="+", default=[task for task, *_ in RUNS], help="the tasks to run (default: all)")
     args = cli.parse_args()
     folder = args.model_dir or model_folder(args.gguf, Path(args.cache))
     backend = HFBackend(HFConfig(model=folder, dtype="float32", device="cpu", batch_size=args.batch_size, chat=True),
                         folder)
     print(f"{'task':<9} {'template':<12} {'language':<9} {'arm':<12} {'n':>3} {'failed':>6} {'correct':>7} {'s':>6}")
-    for task, name, languages, spec in RUNS:
+    for task, name, languages, spec in (run for run in RUNS if run[0] in args.tasks):
         base = load_template(task, name, ROOT)
         slotted = dataclasses.replace(base, answer_slot=spec)  # the same prompt, plus its slot
         max_new = min(base.generation.max_new_tokens, args.max_new_tokens)
