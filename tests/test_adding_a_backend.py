@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pytest
 import yaml
 
-from conftest import copy_workflow, snakemake
+from conftest import copy_workflow, snakemake, TINY_GRID
 
 from babeleval.analysis.records import read_table
 from babeleval.core.errors import ConfigError
@@ -119,7 +119,7 @@ def registry(monkeypatch):
 
 def test_an_extension_backend_is_registered_and_its_settings_are_model_keys(tmp_path, repo_root, registry):
     (tmp_path / "scripted.py").write_text(BACKEND_MODULE, encoding="utf-8")
-    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TINY_GRID.read_text(encoding="utf-8"))
     params["modules"] = [str(tmp_path / "scripted.py")]
     params["models"] = {"scripted": {"backend": "scripted", "model": "scripted-v1", "answer": "C", "pause": 0.5}}
     grid = validate(params, root=repo_root)
@@ -133,7 +133,7 @@ def test_an_extension_backend_is_registered_and_its_settings_are_model_keys(tmp_
 
 
 def test_an_unknown_backend_names_the_registered_ones(repo_root):
-    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TINY_GRID.read_text(encoding="utf-8"))
     params["models"]["tiny-llama"]["backend"] = "llamacpp"
     with pytest.raises(ConfigError, match=r"models\.tiny-llama\.backend: 'llamacpp' is not one of "
                                           r"\['hf', 'vllm', 'openai'"):

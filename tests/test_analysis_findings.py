@@ -23,8 +23,8 @@ def test_a_gap_made_by_unparsable_answers_is_called_parsing():
     sig = pd.DataFrame([("template vs template", "belebele", "yor_Latn", "m", "chat", "paper", "acc", 50, 0.32, 0.7,
                          -0.38, -0.52, -0.24, "exact McNemar", 0.0001, 0.0002, True)], columns=SIG)
     [line] = [s for s in findings.per_task(lb, sig, pd.DataFrame(columns=SIG))["belebele"] if "template effect" in s]
-    assert ("template chat 32.0 vs paper 70.0 (-38.0 points; interval [-52.0, -24.0] points, 50 paired items), "
-            "significant under the paired test") in line
+    assert ("template chat 32.0 vs paper 70.0 (-38.0 points; unadjusted interval [-52.0, -24.0] points, unadjusted "
+            "p = 0.0001, 50 paired items), significant under the paired test (exact McNemar, Holm-adjusted p = 0.0002") in line
     assert "Parse failures: chat 60.0%, paper 0.0%; over parsed items chat 80.0%, paper 70.0%" in line
     assert line.endswith("mostly a difference in parsing (format), not in answering.")
 
@@ -53,6 +53,6 @@ def test_a_difference_whose_interval_holds_zero_is_not_attributed():
     sig = pd.DataFrame([("template vs template", "belebele", "yor_Latn", "m", "chat", "paper", "acc", 24, 0.0, 0.0,
                          0.0, 0.0, 0.0, "exact McNemar", 1.0, 1.0, False)], columns=SIG)
     [line] = [s for s in findings.per_task(lb, sig, pd.DataFrame(columns=SIG))["belebele"] if "template effect" in s]
-    assert line.endswith("chat 0.0 vs paper 0.0: no detectable difference (interval [+0.0, +0.0] points, 24 paired "
-                         "items; exact McNemar, Holm-adjusted p = 1).")
+    assert line.endswith("chat 0.0 vs paper 0.0: no detectable difference (unadjusted interval [+0.0, +0.0] points, "
+                         "unadjusted p = 1, 24 paired items; exact McNemar, Holm-adjusted p = 1).")
     assert "parsing" not in line and "answering" not in line

@@ -23,6 +23,8 @@ from babeleval.core.errors import BabelevalError, ConfigError, MachineError, Sta
 from babeleval.core.jsonl import write_jsonl
 from babeleval.core.redact import MASK
 
+from conftest import TINY_GRID
+
 GEN = {"response": "La respuesta es (B)", "prompt_tokens": 12, "completion_tokens": 5, "finish_reason": "stop"}
 LL = {"loglikelihoods": [-1.5, -0.25], "greedy": [False, True], "continuation_tokens": [1, 1], "prompt_tokens": 9}
 
@@ -161,7 +163,7 @@ def test_a_hub_id_while_offline_is_found_at_planning(tmp_path, monkeypatch, capl
 def test_the_planning_check_runs_in_validate(tmp_path, repo_root):
     import yaml
 
-    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TINY_GRID.read_text(encoding="utf-8"))
     (tmp_path / "weights.bin").write_bytes(b"\0")
     params["models"] = {"mine": {"backend": "hf", "model": "./weights.bin"}}
     with pytest.raises(ConfigError, match=r"models\.mine\.model: \./weights\.bin is a file"):

@@ -21,7 +21,7 @@ from babeleval.prompts.budget_design import StudyPlan
 from babeleval.prompts.record import PromptRecord
 from babeleval.prompts.render import budgeted_requests
 from babeleval.score.metrics import get_metric
-from conftest import copy_workflow
+from conftest import copy_workflow, TINY_GRID
 
 AXES = {"enum": ["upper", "num", "lower"], "sep": ["colon", "dash"]}
 LANGUAGES = ["eng_Latn", "hin_Deva", "jpn_Jpan"]
@@ -29,7 +29,7 @@ LANGUAGES = ["eng_Latn", "hin_Deva", "jpn_Jpan"]
 
 @pytest.fixture
 def params(repo_root):
-    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TINY_GRID.read_text(encoding="utf-8"))
     params["tasks"] = {"belebele": copy.deepcopy(params["tasks"]["belebele"])}
     params["tasks"]["belebele"].update(languages=LANGUAGES, templates=["paper", "formatspread~enum=num"], variants={
         "formatspread": {"sample": "all", "axes": AXES, "budget": {"fraction": 0.25, "parallel": True}}})
@@ -75,7 +75,7 @@ def test_a_set_of_one_variant_is_refused(params, repo_root):
 
 @pytest.mark.parametrize("task, base, headline", [("translation_to", "en_zeroshot", "chrf"), ("jsquad", "0.1", "f1")])
 def test_a_budget_on_a_metric_without_a_right_or_wrong_item_is_refused_at_validation(repo_root, task, base, headline):
-    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TINY_GRID.read_text(encoding="utf-8"))
     params["tasks"] = {task: copy.deepcopy(params["tasks"][task])}
     params["tasks"][task]["variants"] = {base: {"sample": "all", "axes": {"shots": [0, 1, 2]},
                                                 "budget": {"fraction": 0.5}}}

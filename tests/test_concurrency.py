@@ -63,7 +63,7 @@ def test_second_run_refuses_while_the_first_runs_and_after_it_was_killed(tmp_pat
     first = subprocess.Popen([sys.executable, "-m", "snakemake", "--cores", "2", "--resources", "gpu=1"], cwd=workdir,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
-        wait_for(lambda: (workdir / "results/logs/build_tiny_model/tiny-llama.log").exists(), first, "the first job")
+        wait_for(lambda: (workdir / "results/logs/build_builtin_model/tiny-llama.log").exists(), first, "the first job")
         before = sorted(p.relative_to(workdir) for p in (workdir / "results").rglob("*"))
         assert f"(pid {first.pid} on" in refused(workdir, RUNNING)  # while the first run works, naming it
         assert first.poll() is None, "the second run stopped the first"

@@ -8,10 +8,12 @@ import yaml
 from babeleval.grid.params import load_params, validate
 from babeleval.core.errors import ConfigError
 
+from conftest import TINY_GRID
+
 
 @pytest.fixture
 def params(repo_root):
-    return yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    return yaml.safe_load(TINY_GRID.read_text(encoding="utf-8"))
 
 
 def check(params, repo_root):
@@ -19,10 +21,27 @@ def check(params, repo_root):
 
 
 def test_default_params_are_valid(repo_root):
+    """The default grid: the real builtin model, as a base model on the log-likelihood templates and as a chat
+    model on the generated ones."""
     grid = load_params(repo_root / "params.yaml", root=repo_root)
     combos = list(grid.combinations())
-    assert ("tiny-llama", "belebele", "jpn_Jpan", "blog") in combos
+    assert ("smollm2", "belebele", "jpn_Jpan", "paper") in combos
+    assert ("smollm2-chat", "belebele", "jpn_Jpan", "instruct") in combos
+    assert ("smollm2", "belebele", "jpn_Jpan", "instruct") not in combos
+    assert ("smollm2-chat", "belebele", "jpn_Jpan", "paper") not in combos
+    assert {config.builtin for config in grid.models.values()} == {"smollm2-135m-instruct"}
+    assert grid.models["smollm2-chat"].chat and not grid.models["smollm2"].chat
     assert grid.tasks["belebele"].templates["paper"].mode == "loglikelihood"
+
+
+def test_the_tests_grid_has_every_task_of_the_default_grid(repo_root):
+    """tests/grids/tiny.yaml, the grid the workflow tests run on the tiny random model, keeps up with params.yaml."""
+    default = load_params(repo_root / "params.yaml", root=repo_root)
+    tiny = load_params(TINY_GRID, root=repo_root)
+    assert set(tiny.models) == {"tiny-llama"}
+    for name, task in default.tasks.items():
+        assert set(task.languages) <= set(tiny.tasks[name].languages), name
+        assert set(task.templates) <= set(tiny.tasks[name].templates), name
 
 
 def mutate(params, path, value):

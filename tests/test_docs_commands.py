@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import ROOT, copy_workflow
 
@@ -85,6 +86,12 @@ def run(copy: Path, argv: list[str], timeout: int = 600) -> subprocess.Completed
 def copy(tmp_path_factory) -> Path:
     """A git + DVC repository of the workflow whose outputs the documented commands read are built."""
     copy = copy_workflow(tmp_path_factory.mktemp("docs") / "repo")
+    # the pages name the default grid's models: its entries, run here on the tiny model's weights
+    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    for entry in params["models"].values():
+        entry.update(builtin="tiny-llama", max_new_tokens=24)
+        entry.pop("chat", None)  # the tiny model has no chat template
+    (copy / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
     for name in (".gitignore", ".dvcignore", ".dvc/config", ".dvc/.gitignore", "pyproject.toml", "Makefile",
                  "examples", "bench", "results/template_hashes.yaml"):
         source, dest = ROOT / name, copy / name
@@ -92,8 +99,8 @@ def copy(tmp_path_factory) -> Path:
         shutil.copytree(source, dest) if source.is_dir() else shutil.copy2(source, dest)
     for command in (["git", "init", "-q", "-b", "main"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "copy"]):
         assert run(copy, command).returncode == 0
-    built = run(copy, [sys.executable, "-m", "snakemake", "results/raw/tiny-llama/mmlu/jpn_Jpan/en_zeroshot.jsonl",
-                       "results/raw/tiny-llama/belebele/jpn_Jpan/instruct.jsonl", "--cores", "2", "--resources",
+    built = run(copy, [sys.executable, "-m", "snakemake", "results/raw/smollm2-chat/mmlu/jpn_Jpan/en_zeroshot.jsonl",
+                       "results/raw/smollm2-chat/belebele/jpn_Jpan/instruct.jsonl", "--cores", "2", "--resources",
                        "gpu=1"], timeout=1200)
     assert built.returncode == 0, built.stderr[-4000:]
     return copy

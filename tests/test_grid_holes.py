@@ -15,13 +15,15 @@ from babeleval.grid import plan
 from babeleval.grid.checks import check_api_keys, check_chat_templates, check_local_data
 from babeleval.grid.params import validate
 
+from conftest import TINY_GRID
+
 API_CHAT = {"backend": "openai", "model": "chat-model", "base_url": "http://127.0.0.1:9/v1", "chat": True,
             "api_key_env": "BABELEVAL_HOLES_KEY"}
 
 
 @pytest.fixture(scope="module")
 def base_params(repo_root):
-    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TINY_GRID.read_text(encoding="utf-8"))
     params["tasks"] = {name: params["tasks"][name] for name in ("belebele", "jsquad")}
     return params
 

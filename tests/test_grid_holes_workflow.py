@@ -2,6 +2,7 @@
 whose job fails under --keep-going."""
 
 import csv
+import json
 
 import pytest
 import yaml
@@ -33,7 +34,7 @@ def test_a_chat_api_model_joins_the_grid_and_every_output_says_what_it_left_out(
     # planning: on the console before any job
     assert ("babeleval: 2 combinations left out of the grid (results/plan/omitted.tsv):\n"
             "  api-chat: belebele/paper: log-likelihood template on a chat endpoint") in said
-    assert said.index("left out of the grid") < said.index("rule build_tiny_model")
+    assert said.index("left out of the grid") < said.index("rule build_builtin_model")
 
     with (workdir / "results/plan/omitted.tsv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle, delimiter="\t"))
@@ -48,8 +49,21 @@ def test_a_chat_api_model_joins_the_grid_and_every_output_says_what_it_left_out(
     md = (workdir / "results/leaderboard.md").read_text(encoding="utf-8")
     section = md[md.index("## Left out of the grid"):]
     [row] = [line for line in section.splitlines() if "api-chat" in line]
-    assert [cell.strip() for cell in row.strip("|").split("|")][:4] == ["belebele", "paper", "api-chat", "2"]
+    assert [cell.strip() for cell in row.strip("|").split("|")][:4] == ["belebele", "paper", "api-chat",
+                                                                       "2: eng_Latn, jpn_Jpan"]
     assert "log-likelihood template on a chat endpoint" in row
+    # like with like: tiny-llama's headline leaves its paper template out, as api-chat has none to compare it with
+    assert "belebele, tiny-llama: left out of the headline, so that every model is averaged over the same cells: " \
+           "template paper (2 languages)" in md
+    board_means = {}
+    for r in board:
+        if r["metric"] == "acc" and r["template"] in ("instruct", "blog"):
+            board_means.setdefault(r["model"], []).append(float(r["value"]))
+    headline = json.loads((workdir / "results/headline.json").read_text(encoding="utf-8"))
+    assert {model: round(sum(v) / len(v), 2) for model, v in board_means.items()} == \
+        {model: tasks["belebele"] for model, tasks in headline.items()}
+    report = (workdir / "results/report.html").read_text(encoding="utf-8")
+    assert 'id="omitted-table"' in report and "2: eng_Latn, jpn_Jpan" in report
 
     # the run summary: finished, and how many were left out
     assert "babeleval: run finished" in said

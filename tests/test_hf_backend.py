@@ -1,13 +1,15 @@
 """The transformers backend on the tiny model: shared-prefix log-likelihoods and batched generation."""
 
 import dataclasses
+from types import SimpleNamespace
 
 import pytest
 import torch
 
+from babeleval.core import cpu_threads
 from babeleval.generate.backends.base import Decoding, GenerationRequest, LoglikelihoodRequest
 from babeleval.generate.backends.config import HFConfig
-from babeleval.generate.backends.hf import HFBackend
+from babeleval.generate.backends.hf import HFBackend, end_of_text_ids, without_partial_character
 
 CONFIG = HFConfig(builtin="tiny-llama", dtype="float32", device="cpu", batch_size=3)
 
@@ -129,3 +131,36 @@ def test_a_cut_that_reaches_the_question_is_flagged(tiny_model_dir):
     assert result.truncated_tokens > 0 and result.question_cut
     [ll] = backend.loglikelihood([LoglikelihoodRequest("उदाहरण\n\n" + question, (" क", " ख"), None, question)])
     assert ll.truncated_tokens > 0 and ll.question_cut
+
+
+def test_padding_after_a_rows_last_token_is_not_counted_as_generated():
+    """A row that stopped before the batch's longest (a stop string) is filled with padding: none of it counts."""
+    row = SimpleNamespace(end_ids=(2,), pad_id=0)
+    assert HFBackend._generated(row, [5, 6, 7, 0, 0]) == ([5, 6, 7], False)
+    assert HFBackend._generated(row, [5, 2, 0, 0]) == ([5], True)  # the end of text ends it, and is not counted
+    assert HFBackend._generated(row, [5, 6, 7]) == ([5, 6, 7], False)
+
+
+def test_the_end_of_a_chat_turn_ends_a_generation_beside_the_eos():
+    tokenizer = SimpleNamespace(eos_token_id=2)
+    assert end_of_text_ids(tokenizer, SimpleNamespace(eos_token_id=[7, 2])) == (2, 7)
+    assert end_of_text_ids(tokenizer, SimpleNamespace(eos_token_id=2)) == (2,)
+    assert end_of_text_ids(SimpleNamespace(eos_token_id=None), SimpleNamespace(eos_token_id=None)) == ()
+
+
+def test_a_character_cut_at_the_length_limit_is_dropped():
+    assert without_partial_character("नम\ufffd") == "नम"
+    assert without_partial_character("ok") == "ok"
+
+
+def test_a_job_given_one_thread_computes_on_one(tiny_model_dir, monkeypatch):
+    """On a CPU, torch's threads follow the job's grant (babeleval.core.cpu_threads), not the machine's cores."""
+    before = torch.get_num_threads()
+    monkeypatch.setattr(cpu_threads, "_granted", None)
+    monkeypatch.delenv("RAYON_NUM_THREADS", raising=False)  # restored afterwards: grant sets it
+    try:
+        cpu_threads.grant(1)
+        HFBackend(CONFIG, str(tiny_model_dir))
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

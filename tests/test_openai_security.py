@@ -21,6 +21,8 @@ from babeleval.generate.backends.openai_api import OpenAIBackend, origin
 from babeleval.core.errors import BabelevalError, BackendError
 from babeleval.core.redact import MASK
 
+from conftest import TINY_GRID
+
 KEY = "sk-origin-test-7c1d2e3f4a5b6c7d"
 ANSWER = {"choices": [{"text": " B", "index": 0, "finish_reason": "stop"}],
           "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
@@ -172,7 +174,7 @@ def test_deadline_settings_are_valid_and_keep_the_cache(repo_root):
     tuned = {**spec, "request_deadline": 120, "max_retry_after": 30}
     assert (model_fingerprint(model_config(spec), spec["model"])
             == model_fingerprint(model_config(tuned), spec["model"]))
-    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TINY_GRID.read_text(encoding="utf-8"))
     params["models"] = {"api": tuned}
     assert validate(params, root=repo_root).models["api"].request_deadline == 120
     params["models"]["api"]["request_deadline"] = 0

@@ -61,6 +61,10 @@ window.addEventListener("load", () => {
     out.widest_line_ch = Math.max(out.widest_line_ch, p.clientWidth / ch.getBoundingClientRect().width);
     ch.remove();
   }
+  const first = document.getElementById("first-screen");
+  out.first_screen_bottom = first ? Math.round(first.getBoundingClientRect().bottom) : null;
+  const firstTable = document.getElementById("overall-table");
+  out.first_table_right = firstTable ? Math.round(firstTable.getBoundingClientRect().right) : null;
   document.getElementById("layout-measure").textContent = JSON.stringify(out);
 });
 </script>"""
@@ -171,6 +175,21 @@ def test_the_report_leads_with_the_answer(small_grid_report, tmp_path, width):
     run_chromium("--hide-scrollbars", f"--window-size={width},2400", f"--screenshot={shot}",
                  small_grid_report.as_uri(), profile=tmp_path / "profile")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    print(f"screenshot: {shot}")
+
+
+@pytest.mark.parametrize("grid", ["small_grid_report", "wide_report"])
+def test_the_first_screen_fits_a_laptop_without_scrolling(grid, request, tmp_path):
+    """At 1366x768 the per-task headline (score, interval, n, chance, parse failures, what went in, what stands
+    out) ends above the fold: 3 models x 6 languages, and 4 long-named models x 30 languages."""
+    page = request.getfixturevalue(grid)
+    seen = measure(page, 1366, 768, tmp_path)
+    print(f"{grid}: first screen ends at {seen['first_screen_bottom']} px of 768")
+    assert seen["first_screen_bottom"] is not None and seen["first_screen_bottom"] <= 768
+    assert seen["first_table_right"] <= 1366  # no sideways scroll either: every column in view
+    shot = page.parent / "first-screen-1366x768.png"
+    run_chromium("--hide-scrollbars", "--window-size=1366,768", f"--screenshot={shot}", page.as_uri(),
+                 profile=tmp_path / "profile")
     print(f"screenshot: {shot}")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from conftest import ROOT
+from conftest import ROOT, TINY_GRID
 
 from babeleval.generate import job as generate
 from babeleval.cli import show
@@ -14,7 +14,7 @@ from babeleval.score.provenance import dataset_provenance
 from babeleval.grid.resolve import exemplar_source
 from babeleval.tasks import get_task
 
-PARAMS = ROOT / "params.yaml"
+PARAMS = TINY_GRID
 
 
 def grid():

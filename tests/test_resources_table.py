@@ -57,13 +57,26 @@ def test_memory_and_time_grow_with_the_parameter_count_where_it_is_known():
     small = request({"backend": "hf", "model": "org/m", "params_b": 1})
     big = request({"backend": "vllm", "model": "org/m", "params_b": 70})
     big_split = request({"backend": "vllm", "model": "org/m", "params_b": 70, "tensor_parallel_size": 4})
-    assert small["mem_mb"] == size["mem_mb_base"] + size["mem_mb_per_params_b"] < big["mem_mb"] == 312000
-    assert small["runtime"] == 240 and big["runtime"] == 2100  # 70 / 8 times the table's; never shorter
+    # 1B: the 32 GB besides the weights shrink to an eighth (4000), plus the weights' 4000
+    assert small["mem_mb"] == size["mem_mb_base"] / 8 + size["mem_mb_per_params_b"] == 8000 < big["mem_mb"] == 312000
+    assert small["runtime"] == 60 and big["runtime"] == 2100  # 1/8 and 70/8 times the table's 240 (at least 60)
     assert big_split["runtime"] == 525 and big_split["gpu"] == 4  # four GPUs share the work
     assert request({"backend": "hf", "model": "org/m", "params_b": 8})["mem_mb"] == \
         shipped()["generate_gpu"]["default"]["mem_mb"]  # the default entry is written for an 8B model
     builtin = request({"backend": "hf", "builtin": "tiny-llama"})
-    assert builtin["mem_mb"] == resources.sized_mem_mb(size, PARAMS_B) and builtin["runtime"] == 240
+    assert builtin["mem_mb"] == resources.sized_mem_mb(size, PARAMS_B) and builtin["runtime"] == 60
+
+
+def test_the_builtin_cpu_model_asks_slurm_for_what_a_2_layer_model_needs():
+    """Not the 8B default's 64 GB, 8 CPUs and 8 hours: the floors of the table's model_size."""
+    size = shipped()["model_size"]
+    job = request({"backend": "hf", "builtin": "tiny-llama", "device": "cpu"})
+    assert job == {"gpu": 0, "threads": size["threads_min"], "mem_mb": resources.sized_mem_mb(size, PARAMS_B),
+                   "runtime": size["runtime_min"]}
+    assert job["mem_mb"] < 4100 and job["threads"] == 2 and job["runtime"] == 60
+    # a CPU model of the reference size keeps the table's entry
+    assert request({"backend": "hf", "model": "org/m", "params_b": 8, "device": "cpu"}) == \
+        {"gpu": 0, **shipped()["generate_cpu"]["default"]}
 
 
 def test_the_builtin_models_size_is_what_it_is_built_with():
@@ -127,8 +140,9 @@ def test_a_bad_table_names_the_file_and_key(tmp_path, text, message):
     ("cpu", {"mem_mb": "4G"}, "cpu.mem_mb: must be a whole number >= 1, got '4G'"),
     ("cpu", {"runtime": 0}, "cpu.runtime: must be a whole number >= 1, got 0"),
     ("cpu", {"mem_mb": True}, "cpu.mem_mb: must be a whole number >= 1, got True"),
-    ("model_size", {"mem_mb_base": 1}, "model_size: expected exactly mem_mb_base, mem_mb_per_params_b"),
-    ("model_size", {"reference_params_b": 0, "mem_mb_base": 1, "mem_mb_per_params_b": 1},
+    ("model_size", {"mem_mb_base": 1}, "model_size: expected exactly mem_mb_base, mem_mb_min, mem_mb_per_params_b"),
+    ("model_size", {"reference_params_b": 0, "mem_mb_base": 1, "mem_mb_per_params_b": 1, "mem_mb_min": 1,
+                    "runtime_min": 1, "threads_min": 1},
      "model_size.reference_params_b: must be a number > 0, got 0"),
 ])
 def test_a_bad_value_names_its_key(tmp_path, kind, entry, message):

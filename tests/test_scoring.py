@@ -76,11 +76,28 @@ def test_dvc_metrics_hold_one_headline_number_per_model_and_task():
         score("1e3", "jsquad", "jpn_Jpan", "0.1", exact_match=10.0, f1=20.5, parse_failure_rate=0.0),
     ]
     metrics = headline_metrics(leaderboard(scores))
+    # belebele: 1e3 has only (yor_Latn, paper), so qwen-7b is averaged over that cell too (like with like), not
+    # over its four (60.0)
     assert metrics == {
         "1e3": {"belebele": {"acc": 25.0}, "jsquad": {"f1": 20.5}},
-        "qwen-7b": {"belebele": {"acc": 60.0}, "translation_to": {"chrf": 35.62}},
+        "qwen-7b": {"belebele": {"acc": 30.0}, "translation_to": {"chrf": 35.62}},
     }
     # what `dvc exp show` lays out (results/headline.json): the same numbers under short names
     assert headline(metrics) == {"1e3": {"belebele": 25.0, "jsquad": 20.5},
-                                 "qwen-7b": {"belebele": 60.0, "translation_to": 35.62}}
-    assert headline({"qwen-7b": metrics["qwen-7b"]}) == {"belebele": 60.0, "translation_to": 35.62}  # one model
+                                 "qwen-7b": {"belebele": 30.0, "translation_to": 35.62}}
+    alone = headline_metrics(leaderboard([s for s in scores if s["model"] == "qwen-7b"]))
+    assert headline(alone) == {"belebele": 60.0, "translation_to": 35.62}  # one model: every cell of its own
+
+
+def test_models_that_share_no_cell_are_marked_not_comparable():
+    """A chat model that scores only the generated template and a model entry that runs only the log-likelihood
+    one share no (language, template) cell: each mean is its own, and its name says it does not compare."""
+    scores = [score("chat", "belebele", "eng_Latn", "instruct", acc=0.8, parse_failure_rate=0.1),
+              score("local", "belebele", "eng_Latn", "paper", acc=0.4, acc_norm=0.4),
+              score("chat", "jsquad", "jpn_Jpan", "0.1", exact_match=10.0, f1=20.0, parse_failure_rate=0.0),
+              score("local", "jsquad", "jpn_Jpan", "0.1", exact_match=30.0, f1=40.0, parse_failure_rate=0.0)]
+    metrics = headline_metrics(leaderboard(scores))
+    assert metrics == {"chat": {"belebele": {"acc_not_comparable": 80.0}, "jsquad": {"f1": 20.0}},
+                       "local": {"belebele": {"acc_not_comparable": 40.0}, "jsquad": {"f1": 40.0}}}
+    assert headline(metrics) == {"chat": {"belebele_not_comparable": 80.0, "jsquad": 20.0},
+                                 "local": {"belebele_not_comparable": 40.0, "jsquad": 40.0}}

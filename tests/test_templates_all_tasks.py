@@ -13,6 +13,8 @@ from babeleval.prompts.render import build_requests
 from babeleval.tasks import TASKS, get_task
 from babeleval.prompts.templates import available_templates
 
+from conftest import TINY_GRID
+
 ROOT = Path(__file__).resolve().parent.parent
 LANGUAGES = {
     "belebele": ["eng_Latn", "jpn_Jpan"], "jcommonsenseqa": ["jpn_Jpan"], "jnli": ["jpn_Jpan"], "marc_ja": ["jpn_Jpan"],
@@ -25,7 +27,7 @@ PATHS = {"translation_from": "flores_plus", "translation_to": "flores_plus", "to
 
 
 def full_grid() -> dict:
-    params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TINY_GRID.read_text(encoding="utf-8"))
     params["tasks"] = {
         task: {"languages": languages, "templates": available_templates(task, ROOT),
                "source": {"kind": "local", "path": f"data/samples/{PATHS.get(task, task)}"}}
@@ -58,7 +60,7 @@ def test_every_template_of_every_task_renders_on_the_samples():
 
 
 def test_default_grid_covers_every_task_family():
-    grid = validate(yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8")), root=ROOT)
+    grid = validate(yaml.safe_load(TINY_GRID.read_text(encoding="utf-8")), root=ROOT)
     families = {get_task(name).FAMILY for name in grid.tasks}
     assert families == {"multiple_choice", "classification", "extractive_qa", "translation", "math"}
     modes = {(get_task(n).FAMILY, t.mode) for n, s in grid.tasks.items() for t in s.templates.values()}

@@ -13,6 +13,8 @@ from babeleval.prompts.render import build_requests
 from babeleval.prompts.templates import load_template
 from babeleval.score import scorers
 
+from conftest import TINY_GRID
+
 BASE = "formatspread"
 
 
@@ -31,7 +33,7 @@ def item(language, number, answer=2, choices=None):
 
 @pytest.fixture
 def params(repo_root):
-    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TINY_GRID.read_text(encoding="utf-8"))
     params["tasks"] = {"belebele": copy.deepcopy(params["tasks"]["belebele"])}
     params["tasks"]["belebele"]["templates"] = [BASE]
     return params
@@ -237,7 +239,7 @@ def test_show_previews_any_variant_with_its_own_gold_label(repo_root, capsys, mo
 
 
 def test_choice_order_is_refused_where_classes_have_a_fixed_order(repo_root):
-    params = yaml.safe_load((repo_root / "params.yaml").read_text(encoding="utf-8"))
+    params = yaml.safe_load(TINY_GRID.read_text(encoding="utf-8"))
     params["tasks"] = {"jnli": params["tasks"]["jnli"]}
     params["tasks"]["jnli"]["templates"] = ["0.2~order=rev"]
     with pytest.raises(ConfigError, match=r"0\.2~order=rev: 'order' permutes each item's own answer choices; a "

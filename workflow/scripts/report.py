@@ -12,5 +12,5 @@ for path in snakemake.input.plots:
     figures.setdefault(Path(path).parent.name, {})[Path(path).stem] = path
 # the prompt-variation section (rule variation_analysis), where the grid has variants of a base template
 report.write_report(snakemake.output[0], csvs, figures, AnalysisSettings(**snakemake.params.settings),
-                    tuple(snakemake.input.variation))
+                    tuple(snakemake.input.variation), snakemake.input.omitted)
 logging.info("wrote %s", snakemake.output[0])

@@ -11,4 +11,5 @@ shared_prefix_job(
     prompts=snakemake.input.prompts,
     usage=snakemake.output.usage,
     cache_path=p.cache,
+    threads=snakemake.threads,
 )

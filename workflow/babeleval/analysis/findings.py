@@ -4,7 +4,8 @@ Per task, on its headline metric (babeleval.score.metrics):
 
 - the **largest template effect** (one model and language, two templates) and the **biggest model gap** (one
   template and language, two models), from the paired tests (exact McNemar or paired bootstrap, Holm-adjusted
-  p-value): each sentence says whether the difference is significant;
+  p-value): each sentence says whether the difference is significant; the difference's interval is not adjusted
+  for the family's other tests, so it stands beside the unadjusted p-value, each named so;
 - the **most and least robust language**: the mean spread across templates over models, with how many of that
   language's template pairs differ significantly;
 - for a difference that is there (its interval excludes 0 and the paired test is significant), the share that
@@ -24,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from ..score.metrics import ACCURACY, PARSE_FAILURE_RATE, PARSED_ACCURACY, get_metric, headline_metric
+from .comparable import headline_cells, rows_of
 from .settings import DEFAULT_SETTINGS
 
 Key = tuple[str, str, str, str]  # model, task, language, template
@@ -123,9 +125,12 @@ def largest_difference(task: str, metric: str, board: Board, sig: pd.DataFrame, 
     largest = "largest" if compared == "template" else "biggest"
     head = (f"{task}: {largest} {what} on {metric}: {where}, {row['language']}, {side_a} {score_a:.1f} vs {side_b} "
             f"{score_b:.1f}")
+    # the interval is not adjusted for the other tests of its family: the unadjusted p-value stands beside it, and the
+    # Holm-adjusted one, named so, gives the verdict
     interval = ""
     if _finite(row.get("diff_low")) and _finite(row.get("diff_high")):
-        interval = f"interval [{shown(float(row['diff_low'])):+.1f}, {shown(float(row['diff_high'])):+.1f}] points, "
+        interval = (f"unadjusted interval [{shown(float(row['diff_low'])):+.1f}, {shown(float(row['diff_high'])):+.1f}] "
+                    f"points, unadjusted p = {float(row['p_value']):.3g}, ")
     evidence = f"{interval}{int(row['n_items'])} paired items"
     if holds_zero(row):
         return (f"{head}: no detectable difference ({evidence}; {row['test']}, Holm-adjusted p = "
@@ -167,16 +172,19 @@ def robust_languages(task: str, metric: str, board: Board, task_board: pd.DataFr
 
 
 def headline(task: str, metric: str, board: Board, task_board: pd.DataFrame) -> list[str]:
-    """Per model: the headline metric over all items and over parsed items, and the parse-failure rate."""
+    """Per model: the headline metric over all items and over parsed items, and the parse-failure rate, over the
+    task's headline cells (the same for every model: ``babeleval.analysis.comparable``)."""
     out = []
     frame = task_board[task_board["metric"] == metric].dropna(subset=["value"])
     defined = get_metric(metric)
-    for model, group in frame.groupby("model", sort=True):
+    cells = headline_cells(frame)
+    for model, held in cells.items():
+        group = rows_of(frame, held)
         keys = [(model, task, r.language, r.template) for r in group.itertuples(index=False)]
         value = sum(defined.shown(v) for v in group["value"]) / len(group)
         unit = "%" if defined.percent else ""
         text = f"{task}, {model}: {metric} {value:.1f}{unit} over all items (mean over {group['language'].nunique()} language(s) and " \
-               f"{group['template'].nunique()} template(s))"
+               f"{group['template'].nunique()} template(s){'' if held.comparable or len(cells) < 2 else ', not comparable with the other models'})"
         generated = [k for k in keys if board.get(k, PARSE_FAILURE_RATE) is not None]
         if generated:
             pf = sum(board.parse_failure(k) for k in generated) / len(generated)

@@ -21,6 +21,7 @@ from ..core.jsonl import atomic_open, write_json
 from ..core.paths import PLAN_OMITTED, VARIATION_BUDGET
 from ..score.metrics import get_metric, headline_metric
 from .bootstrap import leaderboard_intervals
+from .comparable import NOT_COMPARABLE, comparable_task, headline_cells, rows_of
 from .headline import add_headline_columns
 from .paper_tables import markdown
 from .records import metric_options, off_reader_scale, on_reader_scale, read_table
@@ -47,20 +48,25 @@ def leaderboard(scores: Iterable[dict[str, Any]]) -> pd.DataFrame:
 
 
 def headline_metrics(frame: pd.DataFrame) -> dict[str, Any]:
-    """model -> task -> {headline metric: mean over the task's languages and templates}, on the scale the
-    leaderboard shows (accuracy in %, chrF and BLEU 0-100: each metric's scale, ``babeleval.score.metrics``).
+    """model -> task -> {headline metric: mean over the task's headline cells}, on the scale the leaderboard shows
+    (accuracy in %, chrF and BLEU 0-100: each metric's scale, ``babeleval.score.metrics``).
 
-    The headline metric is chosen per task from the metrics every model reports for it, so one task's
-    column keeps its name across models and experiments.
+    The headline metric is chosen per task from the metrics the models report for it, so one task's column keeps
+    its name across models and experiments. The cells are the same for every model (``babeleval.analysis.comparable``);
+    where the models share none, each mean is over the model's own cells and its name says so:
+    ``<metric>_not_comparable``.
     """
     out: dict[str, Any] = {}
     for task, rows in frame.groupby("task", sort=True):
         metric = headline_metric(set(rows["metric"]))
         if metric is None:
             continue
-        for model, values in rows[rows["metric"] == metric].groupby("model", sort=True):
-            mean = get_metric(metric).shown(float(values["value"].mean()))
-            out.setdefault(str(model), {})[str(task)] = {metric: round(mean, 2)}
+        metric_rows = rows[rows["metric"] == metric]
+        cells = headline_cells(metric_rows)
+        name = metric if comparable_task(cells) else metric + NOT_COMPARABLE
+        for model, held in cells.items():
+            mean = get_metric(metric).shown(float(rows_of(metric_rows, held)["value"].mean()))
+            out.setdefault(str(model), {})[str(task)] = {name: round(mean, 2)}
     return out
 
 
@@ -102,20 +108,30 @@ def write_outputs(score_files: Iterable[str | Path], csv_path: str | Path, md_pa
     return frame
 
 
+def omitted_table(path: str | Path | None) -> pd.DataFrame:
+    """The (model, task, template) pairs the plan's ``omitted.tsv`` says the grid left out, each with its languages
+    (``2: eng_Latn, jpn_Jpan``) and why; empty when none was (or no file is given)."""
+    columns = ["task", "template", "model", "languages", "why"]
+    if path is None or not Path(path).exists():
+        return pd.DataFrame(columns=columns)
+    left_out = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+    if left_out.empty:
+        return pd.DataFrame(columns=columns)
+    table = (left_out.groupby(["task", "template", "model", "reason"], sort=True)["language"]
+             .agg(lambda names: f"{len(names)}: {', '.join(sorted(names))}")
+             .reset_index().rename(columns={"language": "languages", "reason": "why"}))
+    return table[columns]
+
+
 def omitted_section(path: str | Path | None) -> str:
     """leaderboard.md's table of the (model, task, template) pairs the grid left out, each with why (its cells in
     the tables above are absent, not blank); nothing when none was."""
-    if path is None:
+    table = omitted_table(path)
+    if table.empty:
         return ""
-    left_out = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
-    if left_out.empty:
-        return ""
-    table = (left_out.groupby(["task", "template", "model", "reason"], sort=True)["language"].count()
-             .reset_index().rename(columns={"language": "languages", "reason": "why"}))
     return "\n".join(["", "## Left out of the grid", "",
                       "These (model, template) pairs were not run; their cells above are absent for this reason "
-                      f"(also in `{PLAN_OMITTED}`):", "",
-                      table[["task", "template", "model", "languages", "why"]].to_markdown(index=False), ""])
+                      f"(also in `{PLAN_OMITTED}`):", "", table.to_markdown(index=False), ""])
 
 
 def budgeted_section(scores: Iterable[dict[str, Any]]) -> str:

@@ -11,12 +11,13 @@ parse-failure rate) as **percent, 0-100**; chrF, BLEU and SQuAD exact match / F1
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Iterator
 
 import pandas as pd
 
 from ..score.metrics import ACCURACY, BOOTSTRAP, INTERVAL_METHODS, METRICS, PARSED_ACCURACY, SHOWN_RANGE, get_metric, headline_metric
 from ..score.metrics import PARSE_FAILURE_RATE as PF
+from .comparable import HeadlineCells, comparable_task, headline_cells, rows_of
 from .intervals import SMALL_MARK, SMALL_N, is_small
 from .settings import DEFAULT_SETTINGS
 
@@ -105,17 +106,32 @@ def _lookup(frame: pd.DataFrame) -> dict[tuple, pd.Series]:
     return {(r["model"], r["language"], r["template"]): r for _, r in frame.iterrows()}
 
 
-def template_table(task_frame: pd.DataFrame, metric: str, template: str, languages: list[str]) -> pd.DataFrame:
+def parsed_text(row: pd.Series | None) -> str:
+    """`` · parsed 25.0 n=8``: accuracy over the parsed items beside a generated cell's accuracy."""
+    if row is None:
+        return ""
+    if _is_missing(row["value"]):
+        return " · parsed: none (n=0)"
+    return f" · parsed {fmt(get_metric(PARSED_ACCURACY).shown(row['value']))} {items_text(row.get('n'))}"
+
+
+def template_table(task_frame: pd.DataFrame, metric: str, template: str, languages: list[str],
+                   with_parsed: bool = False) -> pd.DataFrame:
+    """Models x languages of one template; ``with_parsed``: accuracy over parsed items in the accuracy cells of
+    generated answers (one table where the report would otherwise print a second for it)."""
     sub = task_frame[(task_frame["metric"] == metric) & (task_frame["template"] == template)]
     cells = _lookup(sub)
     pfs = {k: r["value"] for k, r in _lookup(task_frame[(task_frame["metric"] == PF)
                                                          & (task_frame["template"] == template)]).items()}
+    parsed = (_lookup(task_frame[(task_frame["metric"] == PARSED_ACCURACY) & (task_frame["template"] == template)])
+              if with_parsed and metric == ACCURACY else {})
     rows = []
     for model in sorted(sub["model"].unique()):
         row: dict[str, str] = {"model": model}
         for lang in languages:
             key = (model, lang, template)
-            row[lang] = cell(cells.get(key), pfs.get(key) if metric != PARSED_ACCURACY else None)
+            row[lang] = (cell(cells.get(key), pfs.get(key) if metric != PARSED_ACCURACY else None)
+                         + (parsed_text(parsed.get(key)) if key in cells else ""))
         present = [cells[(model, lang, template)] for lang in languages if (model, lang, template) in cells]
         values = [r["value"] for r in present if not _is_missing(r["value"])]
         row["mean over languages"] = (f"{fmt(get_metric(metric).shown(sum(values) / len(values)))} "
@@ -149,12 +165,13 @@ def best_mean_table(task_frame: pd.DataFrame, metric: str, languages: list[str])
 BEST_WARNING = ("The best of k templates is picked after seeing the scores: a maximum over noisy scores, biased "
                 "upward, and its interval is the picked template's own, which does not allow for the choice. Read the "
                 "mean over templates as the estimate.")
-OVERALL_NOTE = ("Per task and model: the task's headline metric, its mean over the task's languages and templates; "
+OVERALL_NOTE = ("Per task and model: the task's headline metric, its mean over the languages and templates every model "
+                "has (the same cells for every model, so a row compares like with like); "
                 "n = items per language summed over languages. Interval: the cells' intervals combined, languages as "
                 "independent and templates (the same items) as fully dependent, so it errs wide.")
 
 
-def _combined_interval(group: pd.DataFrame, metric: str) -> tuple[float, float, float]:
+def combined_interval(group: pd.DataFrame, metric: str) -> tuple[float, float, float]:
     """Mean over languages of the mean over templates, and a conservative interval from the cells' intervals."""
     if ({"ci_low", "ci_high"} - set(group.columns) or group[["ci_low", "ci_high"]].isna().any().any()
             or any(bootstrap_without_spread(metric, r.ci_low, r.ci_high) for r in group.itertuples(index=False))):
@@ -169,31 +186,79 @@ def _combined_interval(group: pd.DataFrame, metric: str) -> tuple[float, float, 
     return mean, low, high
 
 
-def overall_table(leaderboard: pd.DataFrame) -> pd.DataFrame:
-    """Tasks x models: each task's headline metric over its languages and templates, interval and n (OVERALL_NOTE).
-
-    A row per task (its metric, scale and grid beside it) and a column per model: a grid has a few models and many
-    tasks, and a row per task keeps the table within a laptop's width.
-    """
-    models = sorted(leaderboard["model"].unique())
-    rows = []
+def headline_tasks(leaderboard: pd.DataFrame) -> Iterator[tuple[str, pd.DataFrame, str, pd.DataFrame]]:
+    """Per task with a headline metric, in name order: the task, its rows, its headline metric and that metric's
+    rows with a value."""
     for task in sorted(leaderboard["task"].unique()):
         task_frame = leaderboard[leaderboard["task"] == task]
         metric = headline_metric(task_frame["metric"].unique())
-        if metric is None:
-            continue
-        frame = task_frame[task_frame["metric"] == metric].dropna(subset=["value"])
+        if metric is not None:
+            yield task, task_frame, metric, task_frame[task_frame["metric"] == metric].dropna(subset=["value"])
+
+
+def held_text(cells: HeadlineCells) -> str:
+    """``3 × 2`` (languages × templates) where the cells are every pair of them, else the cell count too."""
+    languages, templates = len(cells.languages), len(cells.templates)
+    text = f"{languages} × {templates}"
+    return text if languages * templates == len(cells.cells) else f"{text} ({len(cells.cells)} cells)"
+
+
+def headline_cell(frame: pd.DataFrame, held: HeadlineCells, metric: str, pf_rows: pd.DataFrame | None = None) -> str:
+    """``25.7 [17.6, 37.3] n=96``: a model's mean over its headline cells of ``frame`` (one task's rows of
+    ``metric``), the combined interval (OVERALL_NOTE) and the items per language summed; with ``pf_rows`` (the
+    task's parse-failure rows), ``· pf 12.5`` over its generated headline cells, ``· pf –`` where none is generated."""
+    group = rows_of(frame, held)
+    mean, low, high = combined_interval(group, metric)
+    shown = get_metric(metric).shown
+    n = int(group.groupby("language")["n"].max().sum())
+    interval = "" if math.isnan(low) else f" [{fmt(shown(low))}, {fmt(shown(high))}]"
+    small = SMALL_MARK if group["n"].map(is_small).any() else ""
+    text = f"{fmt(shown(mean))}{interval} n={n}{small}"
+    if pf_rows is not None:
+        pf = rows_of(pf_rows, held)["value"].dropna()
+        text += f" · pf {fmt(100.0 * float(pf.mean()))}" if len(pf) else " · pf –"
+    return text
+
+
+def overall_table(leaderboard: pd.DataFrame) -> pd.DataFrame:
+    """Tasks x models: each task's headline metric over its headline cells (the same for every model:
+    ``babeleval.analysis.comparable``), interval and n (OVERALL_NOTE).
+
+    A row per task (its metric, scale and grid beside it) and a column per model: a grid has a few models and many
+    tasks, and a row per task keeps the table within a laptop's width. Where the models share no cell, each cell
+    names the templates and languages it holds and is marked not comparable.
+    """
+    models = sorted(leaderboard["model"].unique())
+    rows = []
+    for task, _, metric, frame in headline_tasks(leaderboard):
+        cells = headline_cells(frame)
+        comparable = comparable_task(cells)
         defined = get_metric(metric)
         row = {"task": task, "metric": f"{metric}, {'%' if defined.percent else '0-100'}",
-               "languages × templates": f"{frame['language'].nunique()} × {frame['template'].nunique()}"}
-        for model, group in frame.groupby("model"):
-            mean, low, high = _combined_interval(group, metric)
-            n = int(group.groupby("language")["n"].max().sum())
-            interval = "" if math.isnan(low) else f" [{fmt(defined.shown(low))}, {fmt(defined.shown(high))}]"
-            small = SMALL_MARK if group["n"].map(is_small).any() else ""
-            row[model] = f"{fmt(defined.shown(mean))}{interval} n={n}{small}"
+               "languages × templates": held_text(next(iter(cells.values()))) if comparable else "differs: see cells"}
+        for model, held in cells.items():
+            row[model] = headline_cell(frame, held, metric)
+            if not comparable:
+                row[model] += f" (not comparable: {held.held()})"
         rows.append(row)
     return pd.DataFrame(rows, columns=["task", "metric", "languages × templates", *models]).fillna("")
+
+
+def left_out_of_headline(leaderboard: pd.DataFrame) -> list[str]:
+    """Per task: the cells of a model its headline leaves out so that every model is averaged over the same ones,
+    and the tasks whose models share no cell (not comparable)."""
+    out = []
+    for task, _, _, frame in headline_tasks(leaderboard):
+        cells = headline_cells(frame)
+        if not comparable_task(cells):
+            out.append(f"{task}: the models share no (language, template) cell, so each mean is over the model's own "
+                       "cells (named in its cell) and the means are not comparable.")
+            continue
+        for held in cells.values():
+            if held.left_out:
+                out.append(f"{task}, {held.model}: left out of the headline, so that every model is averaged over "
+                           f"the same cells: {held.left_out_text()} (in the per-template tables).")
+    return out
 
 
 def fewer_items_note(task_frame: pd.DataFrame, template: str) -> str:
@@ -219,7 +284,8 @@ def markdown(leaderboard: pd.DataFrame, confidence: float = DEFAULT_SETTINGS.con
              "every score of a generated answer. Languages ordered by mean score, best first. Every metric of every "
              "combination: `results/leaderboard.csv` (values on the same scales, named in its `scale` column).", "",
              "## Models x tasks", "", OVERALL_NOTE, "",
-             overall_table(leaderboard).to_markdown(index=False, disable_numparse=True), ""]
+             overall_table(leaderboard).to_markdown(index=False, disable_numparse=True), "",
+             *[f"- {line}" for line in left_out_of_headline(leaderboard)], ""]
     for task in sorted(leaderboard["task"].unique()):
         task_frame = leaderboard[leaderboard["task"] == task]
         metrics = headline_metrics(task_frame)

@@ -172,5 +172,6 @@ def parse_failures(rates: pd.DataFrame, task: str, path: str | Path, languages: 
                            layout="constrained")
     image = _grid(ax, table, *SHOWN_RANGE, "Reds", annotate=table.shape[1] <= 30)
     fig.colorbar(image, ax=ax, label="parse-failure rate, %")
-    ax.set_title(title, fontsize=10)
+    # above the whole figure, colour bar included: an axes title as wide as the figure ran into the bar's label
+    fig.suptitle(title, fontsize=10)
     return _save(fig, path)

@@ -19,9 +19,10 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
 from ..core.jsonl import atomic_open
+from ..core.paths import PLAN_OMITTED
 from ..score.metrics import ACCURACY, get_metric
-from . import findings, paper_tables, significance
-from .leaderboard import for_readers, read_leaderboard
+from . import findings, first_screen, paper_tables, significance
+from .leaderboard import for_readers, omitted_table, read_leaderboard
 from .records import off_reader_scale, read_table
 from .settings import AnalysisSettings
 
@@ -32,11 +33,25 @@ TABLE_KEYS = ["leaderboard", "sensitivity", "rank_stability", "significance_temp
               "crosslingual_gaps", "crosslingual_items"]
 # figure kind -> caption; a task lacking a kind gets the reason instead
 CAPTIONS = {
-    "heatmap": "{task}: headline metric, models x languages, one panel per template (red mark on the colour bar: "
-               "chance)",
+    "heatmap": "{task}: headline metric, models x languages, one panel per template",
     "template_spread": "{task}: headline metric under each template with its interval; band = range across "
-                       "templates; dashed line = chance",
+                       "templates",
     "parse_failures": "{task}: parse-failure rate (%) per model / template and language",
+}
+# what marks the chance level in a figure, said in its caption where the task has a chance level (plots.py draws it
+# only there)
+CHANCE_MARKS = {"heatmap": " (red mark on the colour bar: chance)", "template_spread": "; dashed line = chance"}
+# per table: the line shown in its place when it has no rows (a table with no rows has no box)
+EMPTY = {
+    "sensitivity": "No task has two templates: no template sensitivity to measure.",
+    "rank_stability": "No task has two templates: no ranking to compare across templates.",
+    "significance_templates": "No task has two templates: no template-vs-template test.",
+    "parse_failures": "Every template is scored by log-likelihood: nothing to parse.",
+    "parse_failure_reasons": "No parse failure.",
+    "difficulty_buckets": "No item was answered by a model.",
+    "difficulty_patterns": "No item was answered by a model.",
+    "crosslingual_gaps": "No item appears in the pivot language and another language under the same id.",
+    "crosslingual_items": "No item was solved in the pivot language and failed in another language.",
 }
 MISSING = {
     "template_spread": "{task}: one template in the grid, so there is no template spread to draw.",
@@ -70,9 +85,10 @@ def _cell(value: Any) -> str:
 
 
 def table_html(frame: pd.DataFrame, table_id: str, csv_name: str | None = None, max_rows: int = MAX_ROWS,
-               drop: tuple[str, ...] = (), classes: str = "data") -> Markup:
+               drop: tuple[str, ...] = (), classes: str = "data", empty: str = "") -> Markup:
+    """A table in its scrolling box; an empty one has no box: ``empty`` says why in a line, or nothing is shown."""
     if frame.empty:
-        return Markup(f'<p class="note" id="{table_id}-empty">No rows.</p>')
+        return Markup(f'<p class="meta" id="{table_id}-empty">{html.escape(empty)}</p>') if empty else Markup("")
     shown = frame.drop(columns=[c for c in drop if c in frame.columns]).head(max_rows)
     shown = shown.astype(object).map(_cell)
     body = shown.to_html(index=False, table_id=table_id, classes=classes, border=0, escape=False)
@@ -164,20 +180,21 @@ def overview(tables: dict[str, pd.DataFrame], settings: AnalysisSettings) -> lis
 
 
 def paper_blocks(lb: pd.DataFrame) -> list[dict[str, Any]]:
-    """The leaderboard's model x language tables (babeleval.analysis.paper_tables) as HTML."""
+    """The leaderboard's model x language tables (babeleval.analysis.paper_tables) as HTML: one per template of the
+    task's headline metric, accuracy over parsed items inside its cells (each table once), and the mean and best."""
     blocks = []
     if lb.empty:
         return blocks
     for task in sorted(lb["task"].unique()):
         task_frame = lb[lb["task"] == task]
-        metrics = paper_tables.headline_metrics(task_frame)
+        metrics = paper_tables.headline_metrics(task_frame)[:1]
         languages = paper_tables.language_order(task_frame[task_frame["metric"] == metrics[0]]) if metrics else []
         for metric in metrics:
             metric_frame = task_frame[task_frame["metric"] == metric]
             templates = sorted(metric_frame["template"].unique())
             chance = paper_tables.chance_of(metric_frame)
             tables = [(f"template {t}", paper_tables.fewer_items_note(task_frame, t),
-                       table_html(paper_tables.template_table(task_frame, metric, t, languages),
+                       table_html(paper_tables.template_table(task_frame, metric, t, languages, with_parsed=True),
                                   f"paper-{task}-{metric}-{t}", classes="data paper"))
                       for t in templates]
             best = paper_tables.best_mean_table(task_frame, metric, languages)
@@ -190,26 +207,39 @@ def paper_blocks(lb: pd.DataFrame) -> list[dict[str, Any]]:
     return blocks
 
 
-def figure_items(figures: dict[str, dict[str, str]], tasks: list[str]) -> dict[str, list[dict[str, Any]]]:
-    """task -> its figures in a fixed order, with the reason in place of each figure a task cannot have."""
+def figure_items(figures: dict[str, dict[str, str]], tasks: list[str], with_chance: frozenset[str] = frozenset()
+                 ) -> dict[str, list[dict[str, Any]]]:
+    """task -> its figures in a fixed order, with the reason in place of each figure a task cannot have; the chance
+    mark is named in the captions of the tasks ``with_chance`` only."""
     out = {}
     for task in tasks:
         drawn = figures.get(task, {})
         items = []
         for kind in ("heatmap", "template_spread", "parse_failures"):
             if kind in drawn:
-                items.append({"figure": figure_html(drawn[kind], CAPTIONS[kind].format(task=task))})
+                caption = CAPTIONS[kind].format(task=task) + (CHANCE_MARKS.get(kind, "") if task in with_chance else "")
+                items.append({"figure": figure_html(drawn[kind], caption)})
             elif kind in MISSING:
                 items.append({"figure": None, "caption": MISSING[kind].format(task=task)})
         out[task] = items
     return out
 
 
+def tasks_with_chance(lb: pd.DataFrame) -> frozenset[str]:
+    """The tasks whose headline metric has a chance level (the figures mark it)."""
+    if lb.empty or "chance" not in lb.columns:
+        return frozenset()
+    return frozenset(str(t) for t in lb.loc[lb["chance"].notna(), "task"].unique())
+
+
 def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], settings: AnalysisSettings,
-           csv_names: dict[str, str] | None = None, sections: tuple[str, ...] = ()) -> str:
+           csv_names: dict[str, str] | None = None, sections: tuple[str, ...] = (),
+           omitted: pd.DataFrame | None = None) -> str:
     """The page as a string. ``figures``: task -> {kind: png path} (kinds as in CAPTIONS); ``sections``: HTML
-    sections other analysis rules wrote (the prompt-variation section), added at the end as they are."""
+    sections other analysis rules wrote (the prompt-variation section), added at the end as they are;
+    ``omitted``: what the grid left out and why (``leaderboard.omitted_table``)."""
     csv_names = csv_names or {}
+    omitted = omitted_table(None) if omitted is None else omitted
     tables = {key: tables.get(key, pd.DataFrame()) for key in TABLE_KEYS}
     lb = tables["leaderboard"]
     models = sorted(lb["model"].unique()) if not lb.empty else []
@@ -218,7 +248,8 @@ def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], 
 
     def table(key: str, drop: tuple[str, ...] = ()) -> Markup:
         shown = for_readers(lb) if key == "leaderboard" and not lb.empty else on_display_scale(tables[key], key)
-        return table_html(shown, key.replace("_", "-") + "-table", csv_names.get(key), drop=drop)
+        return table_html(shown, key.replace("_", "-") + "-table", csv_names.get(key), drop=drop,
+                          empty=EMPTY.get(key, ""))
 
     env = Environment(loader=FileSystemLoader(Path(__file__).parent), autoescape=True, undefined=StrictUndefined,
                       keep_trailing_newline=True)
@@ -230,10 +261,14 @@ def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], 
         task_findings=findings.per_task(lb, tables["significance_templates"], tables["significance_models"], alpha)
         if not lb.empty else {},
         method_line=paper_tables.legend(settings.confidence, lb["metric"].unique() if not lb.empty else []),
-        overall_table=table_html(paper_tables.overall_table(lb), "overall-table", classes="data paper")
-        if not lb.empty else Markup(""), overall_note=paper_tables.OVERALL_NOTE,
+        overall_table=table_html(first_screen.table(lb, tables["significance_templates"], tables["significance_models"]),
+                                 "overall-table", classes="first") if not lb.empty else Markup(""),
+        overall_note=paper_tables.OVERALL_NOTE,
+        left_out_of_headline=paper_tables.left_out_of_headline(lb) if not lb.empty else [],
+        omitted_table=table_html(omitted, "omitted-table", classes="data"), omitted_count=len(omitted),
+        omitted_file=PLAN_OMITTED,
         paper_tables=paper_blocks(lb), truncated=paper_tables.truncation_lines(lb) if not lb.empty else [],
-        long_table=table("leaderboard"), figures=figure_items(figures, tasks),
+        long_table=table("leaderboard"), figures=figure_items(figures, tasks, tasks_with_chance(lb)),
         sensitivity_table=table("sensitivity"), rank_table=table("rank_stability"),
         corrections_templates=corrections_html(tables["significance_templates"]),
         significance_templates_table=table("significance_templates", sig_drop),
@@ -249,11 +284,13 @@ def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], 
 
 
 def write_report(out: str | Path, csvs: dict[str, str | Path], figures: dict[str, dict[str, str]],
-                 settings: AnalysisSettings, section_files: tuple[str | Path, ...] = ()) -> str:
-    """Read the analysis CSVs named in ``csvs`` (keys as in TABLE_KEYS) and write the page to ``out``."""
+                 settings: AnalysisSettings, section_files: tuple[str | Path, ...] = (),
+                 omitted: str | Path | None = None) -> str:
+    """Read the analysis CSVs named in ``csvs`` (keys as in TABLE_KEYS) and the plan's ``omitted.tsv``, and write
+    the page to ``out``."""
     tables = {key: _read(csvs.get(key), key) for key in TABLE_KEYS}
     sections = tuple(Path(path).read_text(encoding="utf-8") for path in section_files)
-    page = render(tables, figures, settings, {k: str(v) for k, v in csvs.items()}, sections)
+    page = render(tables, figures, settings, {k: str(v) for k, v in csvs.items()}, sections, omitted_table(omitted))
     with atomic_open(out) as handle:
         handle.write(page)
     return str(out)

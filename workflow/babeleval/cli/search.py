@@ -44,6 +44,7 @@ from ..prompts.render import requests_for
 from ..prompts.templates import load_template, template_fields
 from ..prompts.variants import declared_axes, sample_settings, variant_name
 from ..score import scorers
+from ..score.metrics import ACCURACY, get_metric
 from ..tasks import get_task
 from .show import task_rows
 
@@ -217,8 +218,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     write_json(out, summary)
     low, high = summary["interval"]
-    print(f"{args.base} on {args.task}/{args.language}: accuracy from {low:.3f} ({summary['worst']['variant']}) "
-          f"to {high:.3f} ({summary['best']['variant']}) after {summary['spent']} of {summary['budget']} items "
+    shown = get_metric(ACCURACY).shown  # the tables' scale: accuracy in percent
+    print(f"{args.base} on {args.task}/{args.language}: accuracy from {shown(low):.1f}% ({summary['worst']['variant']}) "
+          f"to {shown(high):.1f}% ({summary['best']['variant']}) after {summary['spent']} of {summary['budget']} items "
           f"over {len(summary['tried'])} of {summary['candidates']} variants; model calls {summary['calls']}")
     print(f"wrote {out}")
     return 0

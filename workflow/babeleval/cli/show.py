@@ -6,7 +6,8 @@
 Reads params.yaml (for the data source, seed and item limit) and the template
 file as they are now, so a template author sees the effect of an edit at once,
 without running the workflow; the template need not be in the grid yet (any file
-under ``prompts/<task>/``, or a variant of one). ``--record`` prints the combination's resolved record
+under ``prompts/<task>/``, or a variant of one), nor the task (its entry left commented out in params.yaml, or its
+bundled sample under ``data/samples/<task>``). ``--record`` prints the combination's resolved record
 instead (``babeleval.grid.records``: the one its scores file's provenance holds under ``spec``).
 """
 
@@ -14,23 +15,61 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+from pathlib import Path
 
-from ..grid.params import load_params
+import yaml
+
+from ..grid.params import read_params_file, validate
 from ..core.choices import LETTERS
 from ..core.errors import BabelevalError
 from ..grid.resolve import prompt_record
 from ..prompts.render import requests_for
 from ..prompts.templates import load_template
-from ..tasks import get_task
+from ..tasks import TASKS, get_task
+
+
+def commented_entry(text: str, task_name: str) -> dict | None:
+    """The task's entry left commented out in a params file (``  # sib200:`` then ``  #   key: value`` lines: the
+    tasks params.yaml keeps ready to add), or None where it has none."""
+    lines = text.splitlines()
+    start = next((k for k, line in enumerate(lines) if re.match(rf"^  # {re.escape(task_name)}:\s*(#.*)?$", line)),
+                 None)
+    if start is None:
+        return None
+    body = []
+    for line in lines[start + 1:]:
+        if not line.startswith("  #   "):
+            break
+        body.append(line[len("  # "):])
+    entry = yaml.safe_load("\n".join(body)) if body else None
+    return entry if isinstance(entry, dict) else None
+
+
+def entry_outside_the_grid(params: str, task_name: str, language: str, template_name: str) -> dict:
+    """A task entry for a task not in the grid: its commented-out entry in the params file, else its bundled
+    sample (``data/samples/<task>``); either way with only the language and template asked for."""
+    if task_name not in TASKS:
+        raise BabelevalError(f"task '{task_name}' does not exist (tasks: {', '.join(sorted(TASKS))})")
+    entry = commented_entry(Path(params).read_text(encoding="utf-8"), task_name)
+    if entry is None:
+        sample = Path("data/samples") / task_name
+        if not sample.is_dir():
+            raise BabelevalError(f"{params}: task '{task_name}' is not in the grid and has no entry left commented "
+                                 f"out there and no bundled sample ({sample}): add it under tasks to preview it")
+        entry = {"source": {"kind": "local", "path": str(sample)}}
+    return {**entry, "languages": [language], "templates": [template_name]}
 
 
 def resolved_for(params: str, task_name: str, language: str, template_name: str):
     """The grid, the template and its prompt record (``babeleval.prompts.record``): the grid's own where the
-    combination is in the grid, else resolved by the same rules (another language, a variant not yet in it)."""
-    grid = load_params(params)
-    if task_name not in grid.tasks:
-        raise BabelevalError(f"{params}: task '{task_name}' is not in the grid (tasks: {', '.join(grid.tasks)})")
+    combination is in the grid, else resolved by the same rules (another language, a variant not yet in it, a task
+    not yet in it: ``entry_outside_the_grid``)."""
+    values = read_params_file(params)
+    if task_name not in (values.get("tasks") or {}):
+        values["tasks"][task_name] = entry_outside_the_grid(params, task_name, language, template_name)
+    grid = validate(values, source_file=params)
     entry = grid.tasks[task_name]
     # any template file under prompts/<task>/ (or a variant of one) can be previewed before it enters the grid;
     # a name with no file says which files there are

@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import extensions, paths
+from . import extensions, orphan_guard, paths
 from .errors import BabelevalError
 from .redact import RedactingFilter
 
@@ -108,7 +108,8 @@ def job_label(log_file: str | None) -> str:
 
 def setup(log_file: str | None) -> None:
     """A job's start: its log on the console and in its log file, each line naming the job and its combination
-    (:func:`job_label`), and the extension files of the run's params.yaml loaded (``babeleval.core.extensions``)."""
+    (:func:`job_label`), the extension files of the run's params.yaml loaded (``babeleval.core.extensions``), and
+    its Snakemake watched (``babeleval.core.orphan_guard``)."""
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_file:
         handlers.append(logging.FileHandler(log_file, mode="w", encoding="utf-8"))
@@ -119,3 +120,4 @@ def setup(log_file: str | None) -> None:
                         handlers=handlers, force=True)
     sys.excepthook = _report
     extensions.load_exported()
+    orphan_guard.watch_snakemake()  # the job stops when its Snakemake dies (a SIGKILL cannot stop it)

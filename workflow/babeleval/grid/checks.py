@@ -5,13 +5,16 @@ model's environment and tokenizer have what its entry asks for (an API key's var
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from pathlib import Path
 
 from ..core import paths
 from ..core.errors import ConfigError, DataError, MachineError
+from ..generate import gguf
 from ..generate.backends.config import APIConfig, LocalConfig
+from ..generate.builtin_models import get_builtin
 from ..generate.preflight import check_response_caches
 from ..prompts.fewshot import check_pool
 from ..prompts.record import PromptRecord
@@ -108,18 +111,47 @@ def has_chat_template(model_dir: Path) -> bool | None:
 def check_chat_templates(grid: Grid, root: str | Path = ".") -> None:
     """``chat: true`` on a local model whose tokenizer has no chat template (and no ``chat_template`` file in
     its entry) stops here, before any model loads: checked where the tokenizer's files are on disk (a local
-    directory); a builtin model's tokenizer has none; a hub id is checked when its job loads it."""
+    directory), as the builtin model declares it, from a GGUF file's header (``check_gguf_sources``); a hub id is
+    checked when its job loads it."""
     for name, config in grid.models.items():
         if not (isinstance(config, LocalConfig) and config.chat and not config.chat_template):
             continue
         if config.builtin is not None:
-            found = False
+            found = get_builtin(config.builtin).has_chat_template
+        elif config.gguf_source() is not None:
+            continue  # in the file's header: check_gguf_sources
         elif Path(root, config.model).is_dir():
             found = has_chat_template(Path(root, config.model))
         else:
             continue
         if found is False:
-            raise ConfigError(f"{grid.source_file}: models.{name}.chat: true, but the tokenizer of "
-                              f"{config.model or 'builtin ' + str(config.builtin)} has no chat template: give one with "
-                              "chat_template: <path to a Jinja file> in the entry, or set chat: false (prompts are "
-                              "then sent as plain text)")
+            raise _no_chat_template(grid, name, config.model or 'builtin ' + str(config.builtin))
+
+
+def _no_chat_template(grid: Grid, name: str, model: str) -> ConfigError:
+    return ConfigError(f"{grid.source_file}: models.{name}.chat: true, but the tokenizer of {model} has no chat "
+                       "template: give one with chat_template: <path to a Jinja file> in the entry, or set chat: "
+                       "false (prompts are then sent as plain text)")
+
+
+def check_gguf_sources(grid: Grid, root: str | Path = ".") -> None:
+    """Every GGUF file the grid converts is one transformers can read (its header: the architecture, the tensor
+    types), ``gguf`` and ``accelerate`` are installed, no two files would convert into one folder, and a chat
+    model's file carries a chat template; before any job, so before a conversion of minutes fails."""
+    converted: dict[str, str] = {}
+    for name, config in grid.models.items():
+        source = config.gguf_source() if isinstance(config, LocalConfig) and grid.runs_something(name) else None
+        if source is None:
+            continue
+        where = f"{grid.source_file}: models.{name}.model"
+        if importlib.util.find_spec("accelerate") is None:
+            raise MachineError(f"{where}: loading a GGUF file needs the 'accelerate' package: "
+                               "pip install 'babeleval[hf]', or pip install gguf accelerate")
+        path = Path(root) / Path(source).expanduser()
+        folder = config.model_path()
+        if converted.setdefault(folder, str(path.resolve())) != str(path.resolve()):
+            raise ConfigError(f"{where}: {source} and {converted[folder]} share a file name, so both would convert "
+                              f"into {folder}: rename one of them")
+        header = gguf.check(path, where)
+        if config.chat and not config.chat_template and not header.has_chat_template:
+            raise _no_chat_template(grid, name, source)

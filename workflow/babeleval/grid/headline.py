@@ -3,7 +3,9 @@
 ``results/metrics.json`` (babeleval.analysis.leaderboard) holds each model's and task's headline metric under
 ``<model>.<task>.<metric>``; as DVC's metrics those names alone filled a 120-column terminal. This file holds the same
 numbers under the shortest names that still say what they are: ``<task>`` when the grid has one model,
-``<model>.<task>`` when it has several (the metric is the task's headline metric, named in metrics.json). Only this
+``<model>.<task>`` when it has several (the metric is the task's headline metric, named in metrics.json). A mean
+that is over other cells than the other models' (``babeleval.analysis.comparable``) keeps its mark:
+``<task>_not_comparable``, a column of its own in ``dvc exp show``. Only this
 file is the evaluate stage's metrics (dvc.yaml); metrics.json stays in git beside it with the metric names.
 """
 
@@ -13,12 +15,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..analysis.comparable import NOT_COMPARABLE
 from ..core.jsonl import write_json
 
 
 def headline(metrics: dict[str, dict[str, dict[str, float]]]) -> dict[str, Any]:
     """``{model: {task: {metric: value}}}`` -> ``{task: value}`` for one model, ``{model: {task: value}}`` for more."""
-    by_model = {model: {task: value for task, named in tasks.items() for value in named.values()}
+    by_model = {model: {task + (NOT_COMPARABLE if metric.endswith(NOT_COMPARABLE) else ""): value
+                        for task, named in tasks.items() for metric, value in named.items()}
                 for model, tasks in metrics.items()}
     if len(by_model) == 1:
         return next(iter(by_model.values()))

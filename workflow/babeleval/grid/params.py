@@ -20,9 +20,11 @@ from ..core import extensions
 from ..core.errors import ConfigError
 from ..generate.backends import BACKENDS, model_config, model_settings
 from ..generate.backends.config import ModelConfig
+from ..generate.builtin_models import BUILTINS
 from ..generate.preflight import check_model_location
 from ..tasks import TASKS
 from .entries import task_entry
+from .language_codes import check_language_codes
 from .holes import plan_runs
 from .records import Grid
 from .resolve import resolve
@@ -91,6 +93,7 @@ def load_schema() -> dict[str, Any]:
     schema["properties"]["tasks"]["propertyNames"] = {"enum": list(TASKS)}
     model = schema["properties"]["models"]["additionalProperties"]
     model["properties"]["backend"]["enum"] = list(BACKENDS)
+    model["properties"]["builtin"]["enum"] = list(BUILTINS)
     for name in model_settings():
         model["properties"].setdefault(name, {})
     return schema
@@ -125,6 +128,7 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
         more = f"\n  ... and {len(described) - 10} more" if len(described) > 10 else ""
         raise ConfigError(f"{source_file}: invalid configuration:\n  {lines}{more}")
 
+    check_language_codes(params["tasks"], source_file)
     models = {name: _model_config(name, entry, source_file, root) for name, entry in params["models"].items()}
     tasks = {name: task_entry(name, entry, params, source_file, root) for name, entry in params["tasks"].items()}
     runs, omitted = plan_runs(models, params["models"], tasks, source_file)

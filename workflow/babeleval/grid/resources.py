@@ -17,7 +17,7 @@ from typing import Any, Mapping
 import yaml
 
 from ..core.errors import ConfigError
-from ..generate import tiny_model
+from ..generate.builtin_models import get_builtin
 from ..generate.backends import get_backend
 from ..generate.backends.config import ModelConfig
 
@@ -27,8 +27,7 @@ KEYS = {"threads", "cpus_per_gpu", "mem_mb", "runtime"}
 # what params.yaml may override: a model entry's `resources` (GPUs included), a task entry's (not GPUs)
 MODEL_OVERRIDES = ("gpus", "threads", "cpus_per_gpu", "mem_mb", "runtime")
 TASK_OVERRIDES = ("threads", "cpus_per_gpu", "mem_mb", "runtime")
-SIZE_KEYS = {"reference_params_b", "mem_mb_base", "mem_mb_per_params_b"}
-BUILTIN_PARAMS_B = {"tiny-llama": tiny_model.PARAMS_B}
+SIZE_KEYS = {"reference_params_b", "mem_mb_base", "mem_mb_per_params_b", "mem_mb_min", "runtime_min", "threads_min"}
 
 
 def _check_entry(source: str, where: str, entry: Any) -> dict[str, int]:
@@ -132,7 +131,7 @@ def known_params_b(config: ModelConfig) -> float | None:
     """The model's size in billions of parameters where it is known: its entry's ``params_b``, a builtin's own."""
     if config.params_b is not None:
         return config.params_b
-    return BUILTIN_PARAMS_B.get(config.builtin) if config.builtin is not None else None
+    return get_builtin(config.builtin).params_b if config.builtin is not None else None
 
 
 def checked_overrides(entry: Mapping[str, Any] | None, allowed: tuple[str, ...], where: str) -> dict[str, int]:
@@ -158,9 +157,8 @@ def for_generation(table: dict[str, Any], config: ModelConfig, task: str, *, mod
     if size is not None:
         entry["mem_mb"] = sized_mem_mb(table["model_size"], size)
     entry.update(table[kind].get(task, {}))
-    if size is not None:  # a model larger than the table's reference takes longer; GPUs split the work
-        factor = max(1.0, size / (table["model_size"]["reference_params_b"] * max(gpus, 1)))
-        entry["runtime"] = math.ceil(entry["runtime"] * factor)
+    if size is not None:
+        entry.update(sized_time_and_threads(table["model_size"], entry, size, gpus))
     entry.update({key: value for key, value in given.items() if key != "gpus"})
     entry = _capped(entry, max_cores, max_mem_mb)
     if kind == "generate_gpu":
@@ -171,5 +169,21 @@ def for_generation(table: dict[str, Any], config: ModelConfig, task: str, *, mod
 
 
 def sized_mem_mb(size_table: Mapping[str, float], params_b: float) -> int:
-    """Memory of a job of a model of ``params_b`` billion parameters (the table's ``model_size``)."""
-    return math.ceil(size_table["mem_mb_base"] + size_table["mem_mb_per_params_b"] * params_b)
+    """Memory of a job of a model of ``params_b`` billion parameters (the table's ``model_size``): the weights, and
+    what the job holds besides them (batches, activations, the runtime), written for the reference size and shrunk
+    with a smaller model down to ``mem_mb_min``."""
+    share = min(1.0, params_b / size_table["reference_params_b"])
+    besides = max(size_table["mem_mb_min"], size_table["mem_mb_base"] * share)
+    return math.ceil(besides + size_table["mem_mb_per_params_b"] * params_b)
+
+
+def sized_time_and_threads(size_table: Mapping[str, float], entry: Mapping[str, int], params_b: float,
+                           gpus: int) -> dict[str, int]:
+    """A known-size model's runtime and CPU threads: the table's (written for the reference size) times
+    ``params_b / (reference x GPUs)``, so a larger model takes longer, GPUs split the work, and a smaller one asks
+    for less: down to ``runtime_min`` minutes and ``threads_min`` threads (never more threads than the table's)."""
+    factor = params_b / (size_table["reference_params_b"] * max(gpus, 1))
+    out = {"runtime": max(int(size_table["runtime_min"]), math.ceil(entry["runtime"] * factor))}
+    if "threads" in entry:
+        out["threads"] = min(entry["threads"], max(int(size_table["threads_min"]), math.ceil(entry["threads"] * factor)))
+    return out

@@ -11,7 +11,9 @@ from typing import Any
 
 from ..analysis.figures import figure_targets as analysis_figures
 from ..core import paths
+from ..generate import gguf
 from ..generate.backends import BackendType, get_backend
+from ..generate.builtin_models import get_builtin
 from ..prompts.variants import input_files
 from ..tasks import get_task
 from .records import Grid
@@ -25,6 +27,7 @@ def wildcard_values(grid: Grid) -> dict[str, set[str]]:
         "language": ({language for task in grid.tasks.values() for language in task.languages}
                      | {language for record in grid.prompts.values() for language in record.exemplar_languages}),
         "template": {name for task in grid.tasks.values() for name in task.templates},
+        "gguf": set(gguf_files(grid)),
     }
 
 
@@ -55,11 +58,27 @@ def model_path(grid: Grid, model: str) -> str:
 
 
 def model_input(grid: Grid, model: str) -> str | list[str]:
-    """A builtin model is built by a rule; a local directory is tracked as input; a hub id is fetched by the job."""
+    """A builtin model is built by a rule, a GGUF file converted by one; a local directory is tracked as input; a
+    hub id is fetched by the job."""
     config = grid.models[model]
-    if config.builtin is not None:
+    if config.builtin is not None or config.gguf_source() is not None:
         return model_path(grid, model)
     return config.model if Path(config.model).is_dir() else []
+
+
+def builtin_inputs(builtin: str) -> list[str]:
+    """The files a builtin model is built from (babeleval.generate.builtin_models): editing one rebuilds it."""
+    return get_builtin(builtin).inputs(Path("."))
+
+
+def gguf_files(grid: Grid) -> dict[str, str]:
+    """The GGUF files the grid converts, by the ``{gguf}`` wildcard of their float copy's folder."""
+    sources = {}
+    for config in grid.models.values():
+        source = config.gguf_source()
+        if source is not None:
+            sources[Path(source).name[: -len(gguf.SUFFIX)]] = str(Path(source).expanduser())
+    return sources
 
 
 def backend(grid: Grid, model: str) -> BackendType:

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from ...core.errors import ConfigError
-from ...core.paths import BUILT_MODEL
+from ...core.paths import BUILT_MODEL, CONVERTED_GGUF
+from .. import gguf
 from ..fingerprint import (OUTPUT, REQUEST, SPEED, declared_settings, directory_hash, file_sha256, if_set,
                            nothing, served_name, setting, without_trailing_slash)
 
@@ -32,15 +33,21 @@ def chat_off(config: "ModelConfig") -> bool:
     return not config.chat
 
 
-def local_weights(config: "ModelConfig") -> bool:
-    """A built model or a local directory: identified by its content, so a hub revision does not apply."""
-    return config.builtin is not None or Path(config.model).is_dir()
+def local_weights(config: "LocalConfig") -> bool:
+    """A built model, a GGUF file or a local directory: identified by its content, so a hub revision does not
+    apply."""
+    return config.builtin is not None or config.gguf_source() is not None or Path(config.model).is_dir()
 
 
 def weights(name: str, config: "ModelConfig", model_path: str) -> dict[str, Any]:
-    """A local directory or a built model by its content; a hub id with its revision."""
+    """A local directory or a built model by its content, and the GGUF file it was converted from (its SHA-256
+    and quantization); a hub id with its revision."""
     if Path(model_path).is_dir():
-        return {"weights_sha256": directory_hash(Path(model_path))}
+        fingerprint: dict[str, Any] = {"weights_sha256": directory_hash(Path(model_path))}
+        source = gguf.source_of(model_path)
+        if source is not None:
+            fingerprint["gguf"] = {"sha256": source["sha256"], "quantization": source["quantization"]}
+        return fingerprint
     return {name: model_path, "revision": "main" if config.revision is None else config.revision}
 
 
@@ -77,6 +84,10 @@ class ModelConfig:
         """What the backend loads or asks for: a builtin model where the workflow builds it, else ``model``."""
         return BUILT_MODEL.format(builtin=self.builtin) if self.builtin is not None else self.model
 
+    def gguf_source(self) -> str | None:
+        """The GGUF file the workflow converts for this model (local backends only: ``LocalConfig``)."""
+        return None
+
 
 # Settings a config holds besides its declared settings (none of them is a params.yaml key).
 NOT_SETTINGS = ("given",)
@@ -95,6 +106,38 @@ class LocalConfig(ModelConfig):
     chat_template: str | None = setting(None, OUTPUT, enters=file_sha256, ignored_if=chat_off)  # its content
     device: str = setting("auto", SPEED)
     batch_size: int = setting(8, SPEED)
+    # a GGUF file in the folder ``model`` names (``model`` may also name the file itself): it enters the
+    # fingerprint with the weights converted from it (``weights``)
+    gguf_file: str | None = setting(None, OUTPUT, enters=nothing)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.gguf_file is not None:
+            if self.builtin is not None or self.model.endswith(gguf.SUFFIX):
+                raise ConfigError("gguf_file: names a file in the folder 'model' names; give it with a folder, "
+                                  "or name the file in 'model' alone")
+            if "/" in self.gguf_file or not self.gguf_file.endswith(gguf.SUFFIX):
+                raise ConfigError(f"gguf_file: {self.gguf_file!r} is not a file name ending in {gguf.SUFFIX}")
+        source = self.gguf_source()
+        if source is not None and not re.fullmatch(r"[A-Za-z0-9._-]+", Path(source).name):
+            raise ConfigError(f"model: the GGUF file name {Path(source).name!r} has characters other than letters, "
+                              "digits, '.', '_' and '-': rename the file (its converted copy is named after it)")
+
+    def gguf_source(self) -> str | None:
+        """The GGUF file the entry names: ``model: <file>.gguf``, or ``model: <folder>`` with ``gguf_file``."""
+        if self.gguf_file is not None:
+            return str(Path(self.model) / self.gguf_file)
+        if self.model is not None and self.model.endswith(gguf.SUFFIX):
+            return self.model
+        return None
+
+    def model_path(self) -> str:
+        """What the backend loads: a builtin model where the workflow builds it, a GGUF file's float copy where the
+        workflow converts it, else ``model``."""
+        source = self.gguf_source()
+        if source is not None:
+            return CONVERTED_GGUF.format(gguf=Path(source).name[: -len(gguf.SUFFIX)])
+        return super().model_path()
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from typing import Any, Iterator, Sequence
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessorList
 
+from ...core import cpu_threads
 from ...core.errors import BackendError
 from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodRequest,
                    LoglikelihoodResult, keep_last)
@@ -71,6 +72,8 @@ class HFBackend(LocalText):
     def __init__(self, config: HFConfig, model_path: str):
         self.device = pick_device(config.device)
         self.batch_size = config.batch_size
+        if self.device.startswith("cpu") and cpu_threads.granted():
+            torch.set_num_threads(cpu_threads.granted())  # the job's threads, no more (core.cpu_threads)
         revision, trust = config.revision, config.trust_remote_code
         tokenizer = AutoTokenizer.from_pretrained(model_path, revision=revision, trust_remote_code=trust)
         self.model = AutoModelForCausalLM.from_pretrained(
@@ -92,10 +95,11 @@ class HFBackend(LocalText):
         if tokenizer.pad_token_id is None:
             tokenizer.pad_token = tokenizer.eos_token
         self.pad_id = tokenizer.pad_token_id
+        self.end_ids = end_of_text_ids(tokenizer, self.model.generation_config)
         self.init_text(tokenizer, config, model_path)
         self.max_length = config.max_length or getattr(self.model.config, "max_position_embeddings", None) or 2048
-        log.info("loaded %s on %s (dtype %s, max_length %d, %d linear layers through oneDNN)", model_path, self.device,
-                 self.model.dtype, self.max_length, self.onednn_linears)
+        log.info("loaded %s on %s (dtype %s, max_length %d, %d linear layers through oneDNN, %d threads)", model_path,
+                 self.device, self.model.dtype, self.max_length, self.onednn_linears, torch.get_num_threads())
 
     # -- log-likelihood ---------------------------------------------------------------------------
 
@@ -338,19 +342,45 @@ class HFBackend(LocalText):
                 [r.answer_slot for r in requests], self.tokenizer, width, self.tokenizer.eos_token_id)])
         output = self.model.generate(
             input_ids=ids.to(self.device), attention_mask=mask.to(self.device), max_new_tokens=max_new,
-            pad_token_id=self.pad_id, eos_token_id=self.tokenizer.eos_token_id, **kwargs,
+            pad_token_id=self.pad_id, eos_token_id=list(self.end_ids), **kwargs,
         )
         results = []
         for row, request in enumerate(requests):
-            new = output[row, width:].tolist()[: request.max_new_tokens]
-            ended = self.tokenizer.eos_token_id in new
-            if ended:
-                new = new[: new.index(self.tokenizer.eos_token_id)]
+            new, ended = self._generated(output[row, width:].tolist()[: request.max_new_tokens])
             text, stopped = cut_at_stop(self.tokenizer.decode(new, skip_special_tokens=True), request.stop)
             finish = "stop" if stopped or ended else "length"
+            if finish == "length":
+                text = without_partial_character(text)
             results.append(GenerationResult(text, len(encoded[row]), len(new), finish, truncated_tokens=kept[row][1],
                                             question_cut=kept[row][2]))
         return results
+
+    def _generated(self, new: list[int]) -> tuple[list[int], bool]:
+        """A row's generated tokens up to its end-of-text token (which is not counted), and whether it met one.
+
+        A row that finished before the batch's longest (a stop string) is filled with padding after its last
+        token: the padding is no generated token, and is not counted.
+        """
+        ends = [k for k, token in enumerate(new) if token in self.end_ids]
+        if ends:
+            return new[: ends[0]], True
+        while new and new[-1] == self.pad_id:
+            new = new[:-1]
+        return new, False
+
+
+def without_partial_character(text: str) -> str:
+    """A reply cut at the length limit inside a character (byte-level tokens: a Devanagari or kana character is
+    several tokens) decodes to U+FFFD at its end: the model never finished that character, so it is dropped."""
+    return text.rstrip("\ufffd")
+
+
+def end_of_text_ids(tokenizer: Any, generation_config: Any) -> tuple[int, ...]:
+    """The tokens that end a generation: the tokenizer's EOS and those the model's generation config names (a chat
+    model's end of turn, such as ``<|im_end|>`` or ``<|eot_id|>``, where it differs from the EOS)."""
+    configured = getattr(generation_config, "eos_token_id", None)
+    configured = configured if isinstance(configured, (list, tuple)) else [configured]
+    return tuple(dict.fromkeys(t for t in (tokenizer.eos_token_id, *configured) if t is not None))
 
 
 @dataclass
