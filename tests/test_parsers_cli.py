@@ -83,3 +83,17 @@ def test_summary_counts_failures_by_reason_name(tmp_path):
     assert "1  error: cut at the length limit  (lines 4)" in proc.stderr
     assert "1  error: not a number  (lines 6)" in proc.stderr
     assert "1  error: no answer  (lines 7)" in proc.stderr
+
+
+def test_a_raw_records_own_labels_and_options_are_read(tmp_path):
+    """A raw record of a template with its own labels holds them as ``enumerators``: the letter parser reads those;
+    its ``choices`` let a line that restates an option be read; a Latin-only parser is refused by name."""
+    path = tmp_path / "raw.jsonl"
+    path.write_text("\n".join(json.dumps(row, ensure_ascii=False) for row in [
+        {"id": "a", "response": "উত্তর: খ", "choices": ["w", "x", "y", "z"], "enumerators": ["ক", "খ", "গ", "ঘ"]},
+        {"id": "b", "response": "(B) Paris", "choices": ["London", "Paris", "Rome", "Berlin"]}]) + "\n",
+        encoding="utf-8")
+    done = run(["--parser", "final_letter", str(path)], "")
+    assert [json.loads(line).get("answer") for line in done.stdout.splitlines()] == ["খ", "B"]
+    refused = run(["--parser", "belebele_instruct", str(path)], "")
+    assert "reads only the letters" in json.loads(refused.stdout.splitlines()[0])["error"]

@@ -24,8 +24,10 @@ TOPICS = ["science/technology", "travel", "politics", "sports", "health", "enter
 
 
 def outcome(entry: dict) -> str:
-    parsed = parse(entry["parser"], entry["response"], n_choices=entry.get("n", 4), labels=TOPICS,
-                   language=entry["lang"], finish_reason=entry.get("finish"))
+    labels = entry.get("labels")
+    parsed = parse(entry["parser"], entry["response"], n_choices=len(labels) if labels else entry.get("n", 4),
+                   labels=TOPICS, language=entry["lang"], finish_reason=entry.get("finish"), choice_labels=labels,
+                   options=entry.get("options"))
     return parsed.answer if parsed.ok else FAIL + reason_of(parsed.error)
 
 
@@ -46,6 +48,17 @@ def test_corpus_is_broad():
             assert expect[len(FAIL):] in REASONS, entry["id"]
     classes = Counter(e["class"] for e in CORPUS)
     assert min(classes.values()) >= 8, classes
+
+
+# Classes of replies that real models write and the parsers read since the reply's structure and the template's labels
+# (reasoning wrappers, bare turns, option lines, native labels ...): each in ten languages or more.
+WIDE_CLASSES = ("reasoning_format", "bare_turn", "option_line", "native_labels", "echo", "separator_conflict",
+                "label_space", "span_preamble", "final_after", "in_sentence", "loop", "variable")
+
+
+@pytest.mark.parametrize("name", WIDE_CLASSES)
+def test_class_spans_ten_languages(name):
+    assert len({e["lang"] for e in CORPUS if e["class"] == name}) >= 10
 
 
 # The largest languages of the default Belebele set (FLORES-200 codes), CJK and Thai included.

@@ -48,7 +48,7 @@ LETTER_CASES = [
     # think blocks
     ("<think>Maybe A? #### A</think>\nThe answer: #### C", "C"),
     ("I considered A.</think>#### D", "D"),
-    ("<think>Let me consider all the options carefully, A seems", FAIL + "think"),
+    ("<think>Let me consider all the options carefully, A seems", FAIL + "cut while reasoning"),
     # no marker: explicit answer phrases, boxed, bold, a lone letter
     ("The answer is (B).", "B"),
     ("After checking, the correct answer is C because ...", "C"),
@@ -207,7 +207,7 @@ TRANSLATION_CASES = [
     ("Le chat dort.<|im_end|>\n<|im_start|>user\nmore", "Le chat dort."),
     ("<final_answer>Le chat dort.</final_answer>", "Le chat dort."),
     ("", FAIL + "empty"),
-    ("<think>still thinking", FAIL + "think"),
+    ("<think>still thinking", FAIL + "cut while reasoning"),
 ]
 
 

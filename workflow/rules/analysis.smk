@@ -49,6 +49,7 @@ rule parse_failures:
     output:
         rates=analysis_table("parse_failures"),
         reasons=analysis_table("parse_failure_reasons"),
+        reasoning=analysis_table("reasoning"),
     input:
         leaderboard=paths.LEADERBOARD_CSV,  # every outcome table, through the leaderboard
     params:
@@ -119,6 +120,7 @@ rule report:
         significance_models=rules.significance.output.models,
         parse_failures=rules.parse_failures.output.rates,
         parse_failure_reasons=rules.parse_failures.output.reasons,
+        reasoning=rules.parse_failures.output.reasoning,
         difficulty_buckets=rules.item_difficulty.output.buckets,
         difficulty_patterns=rules.item_difficulty.output.patterns,
         crosslingual_gaps=rules.item_difficulty.output.gaps,

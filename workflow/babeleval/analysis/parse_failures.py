@@ -26,6 +26,12 @@ RATE_COLUMNS = ["model", "task", "language", "template", "generated", "n", "pars
                 "top_reason"]
 REASON_COLUMNS = ["model", "task", "language", "template", "rank", "reason", "count", "share_of_failures",
                   "example_id", "example_error", "example_response"]
+# Per combination, what its replies' structure shows (babeleval.score.parsers.structure.facts): how long the
+# reasoning is, how often a reply was cut while reasoning, and how often the answer section was not in the script
+# of the language asked (of the answers long enough to tell; a choice letter alone is not).
+REASONING_COLUMNS = ["model", "task", "language", "template", "n", "with_reasoning", "reasoning_chars_mean",
+                     "reasoning_chars_median", "cut_while_reasoning_pct", "answers_with_script",
+                     "answer_off_script_pct"]
 EXAMPLE_CHARS = 200
 UNKNOWN = "(no reason given)"
 
@@ -68,4 +74,26 @@ def tables(raw: Mapping[Combo, list[dict[str, Any]]], top: int = 5) -> dict[str,
                                 "example_error": example.get("parse_error") or UNKNOWN,
                                 "example_response": _response(example)})
     return {"rates": pd.DataFrame(rate_rows, columns=RATE_COLUMNS),
-            "reasons": pd.DataFrame(reason_rows, columns=REASON_COLUMNS)}
+            "reasons": pd.DataFrame(reason_rows, columns=REASON_COLUMNS),
+            "reasoning": reasoning_table(raw)}
+
+
+def reasoning_table(raw: Mapping[Combo, list[dict[str, Any]]]) -> pd.DataFrame:
+    """Per (model, task, language, template) of generated replies: reasoning length in characters (over the replies
+    that reason), the share cut while reasoning, and the share of answers not in the asked language's script."""
+    rows = []
+    for combo in sorted(raw):
+        records = [r for r in raw[combo] if "cut_while_reasoning" in r]
+        if not records:
+            continue  # log-likelihood scoring, or scored before replies' structure was recorded
+        lengths = pd.Series([r["reasoning_chars"] for r in records if r.get("reasoning_chars")], dtype=float)
+        judged = [r["answer_in_script"] for r in records if r.get("answer_in_script") is not None]
+        rows.append({**combo._asdict(), "n": len(records), "with_reasoning": len(lengths),
+                     "reasoning_chars_mean": round(lengths.mean(), 1) if len(lengths) else float("nan"),
+                     "reasoning_chars_median": lengths.median() if len(lengths) else float("nan"),
+                     "cut_while_reasoning_pct": round(100 * sum(bool(r["cut_while_reasoning"]) for r in records)
+                                                      / len(records), 2),
+                     "answers_with_script": len(judged),
+                     "answer_off_script_pct": round(100 * sum(not ok for ok in judged) / len(judged), 2)
+                     if judged else float("nan")})
+    return pd.DataFrame(rows, columns=REASONING_COLUMNS)

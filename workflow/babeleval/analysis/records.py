@@ -26,7 +26,9 @@ from ..core.jsonl import atomic_open, read_jsonl
 
 # the columns each kind of step reads: a combination's right/wrong per item; its parse results
 CORRECTNESS = ("id", "correct")
-PARSE_RESULTS = ("id", "parsed", "parse_error", "response")
+# what the parse-failure tables read: the parse result, and the reply's structure (babeleval.score.parsers.structure)
+PARSE_RESULTS = ("id", "parsed", "parse_error", "response", "reasoning_chars", "cut_while_reasoning",
+                 "answer_in_script")
 
 
 class Outcomes(Mapping):

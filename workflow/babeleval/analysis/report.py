@@ -29,7 +29,7 @@ from .settings import AnalysisSettings
 MAX_ROWS = 200
 TEMPLATE = "report.html.j2"
 TABLE_KEYS = ["leaderboard", "sensitivity", "rank_stability", "significance_templates", "significance_models",
-              "parse_failures", "parse_failure_reasons", "difficulty_buckets", "difficulty_patterns",
+              "parse_failures", "parse_failure_reasons", "reasoning", "difficulty_buckets", "difficulty_patterns",
               "crosslingual_gaps", "crosslingual_items"]
 # figure kind -> caption; a task lacking a kind gets the reason instead
 CAPTIONS = {
@@ -275,6 +275,7 @@ def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], 
         corrections_models=corrections_html(tables["significance_models"]),
         significance_models_table=table("significance_models", sig_drop),
         parse_failures_table=table("parse_failures"), parse_failure_reasons_table=table("parse_failure_reasons"),
+        reasoning_table=table("reasoning"),
         difficulty_buckets_table=table("difficulty_buckets"), difficulty_patterns_table=table("difficulty_patterns"),
         crosslingual_gaps_table=table("crosslingual_gaps"), crosslingual_items_table=table("crosslingual_items"),
         sections=[Markup(section) for section in sections],

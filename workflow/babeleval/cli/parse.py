@@ -9,7 +9,8 @@ Reads JSON Lines, each with a ``response`` field (a raw file from
 ``results/raw/`` works as it is), and writes one JSON line per input line:
 ``{"line": N, "id": ..., "answer": "B"}`` or ``{"line": N, "id": ..., "error": "reason"}``.
 A line's own ``choices`` (or ``labels``) field gives a letter parser its number
-of choices and a label parser its labels; ``--choices`` / ``--labels`` give them
+of choices (and the options' texts) and a label parser its labels; its ``enumerators`` field (the labels the
+prompt showed where they were not A, B, C ..., as raw files of such templates have) the choice labels; ``--choices`` / ``--labels`` give them
 for lines without; its ``language`` field (a FLORES-200 code, as raw files have) gives the item's language
 (answer phrases read first, how numbers are written), and its ``finish_reason`` "length" marks a reply that
 stopped at the token limit. A summary goes to standard error: lines read, answers read, and the failures
@@ -67,8 +68,16 @@ def parse_lines(lines: Iterable[str], parser: str, n_choices: int = 4, labels: l
             counts["error: no labels"] += 1
             out.write(json.dumps(result, ensure_ascii=False) + "\n")
             continue
-        parsed = parse(parser, row["response"], n_choices=n, labels=row_labels, language=row.get("language"),
-                       finish_reason=row.get("finish_reason"))
+        shown = row.get("enumerators") if isinstance(row.get("enumerators"), list) else None
+        try:
+            parsed = parse(parser, row["response"], n_choices=len(shown) if shown else n, labels=row_labels,
+                           language=row.get("language"), finish_reason=row.get("finish_reason"),
+                           choice_labels=shown, options=row_choices if isinstance(row_choices, list) else None)
+        except ConfigError as exc:  # labels this parser does not read
+            result["error"] = str(exc)
+            counts["error: labels the parser does not read"] += 1
+            out.write(json.dumps(result, ensure_ascii=False) + "\n")
+            continue
         if parsed.ok:
             result["answer"] = parsed.answer
             counts["parsed"] += 1

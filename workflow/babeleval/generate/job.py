@@ -29,8 +29,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..core import cpu_threads
+from ..core.errors import ConfigError
 from ..core.jsonl import read_jsonl, write_json, write_jsonl
 from ..core.progress import Progress
+from ..prompts.answer_slot import AnswerSlot
 from ..prompts.protocols import ENCODINGS, JOINT
 from ..prompts.render import PROMPT_TEXT as REQUEST_PROMPT_TEXT
 from . import preflight, server_change
@@ -65,7 +67,7 @@ def _payload(mode: str, request: dict[str, Any], messages: list[dict[str, str]] 
     """What the cache keys on besides the model and settings: the exact prompt, or for a chat model the messages;
     and what its protocol decides beyond the text, where the request says it (``babeleval.prompts.protocols``:
     a request of the default protocol keeps the key it always had)."""
-    protocol = {key: request[key] for key in ("encoding", "answer_length_of") if key in request}
+    protocol = {key: request[key] for key in ("encoding", "answer_length_of", "answer_slot") if key in request}
     if messages is not None:
         if mode == "loglikelihood":
             return {"messages": messages, "continuations": request["continuations"], **protocol}
@@ -113,7 +115,16 @@ def _backend_requests(mode: str, settings: dict[str, Any], requests: list[tuple[
                                      ENCODINGS[r.get("encoding", JOINT.name)]) for r, m in requests]
     return [GenerationRequest(r["prompt"], settings["max_new_tokens"], tuple(settings["stop"]), tuple(m) if m else None,
                               r.get("query"), ENCODINGS[r.get("encoding", JOINT.name)],
-                              tuple(r.get("answer_length_of", ()))) for r, m in requests]
+                              tuple(r.get("answer_length_of", ())), AnswerSlot.from_json(r.get("answer_slot")))
+            for r, m in requests]
+
+
+def check_answer_slots(backend: BackendType, requests: Iterable[dict[str, Any]]) -> None:
+    """Constrained answers need a backend that honours them: otherwise the run would measure free text under a
+    constrained template's name. Checked before the model loads."""
+    if not backend.constrains_answers and any(r.get("answer_slot") for r in requests):
+        raise ConfigError(f"the template constrains its answers (answer_slot) and backend '{backend.name}' cannot: "
+                          "run it with an hf or openai model, or drop answer_slot from the template")
 
 
 def _compute(backend: Backend, mode: str, settings: dict[str, Any], requests: list[tuple[dict, list | None]]
@@ -198,6 +209,7 @@ def run(
     computed: dict[str, dict] = {}
     api_usage = None
     if missing:
+        check_answer_slots(get_backend(config.backend), (row for row, _ in missing.values()))
         backend = _load_timed(backend_loader, config, model_path)
         try:
             _compute_missing(backend, mode, settings, missing, cache, computed, chunk_size, flush_every, flush_seconds)

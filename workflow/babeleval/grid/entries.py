@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.errors import BabelevalError, ConfigError, TemplateError
+from ..prompts.answer_slot import HOLDS
 from ..prompts.templates import Template, load_template
 from .variants import budget_plans, check_variant, grid_template_names
 from ..score.metrics import METRICS, reportable
@@ -96,10 +97,19 @@ def check_template(family: Family, template: Template) -> str | None:
     if template.mode not in family.modes:
         return f"a {family.name} task cannot be scored in mode '{template.mode}'"
     if template.mode == "generate":
-        kind = get_parser(template.parser).kind
+        parser = get_parser(template.parser)
+        kind = parser.kind
         if kind not in family.parser_kinds:
             return (f"parser '{template.parser}' reads a {kind}; a {family.name} task needs one that reads "
                     f"{' or '.join(family.parser_kinds)}")
+        own_labels = template.labels is not None or (template.variant is not None
+                                                      and template.variant.get("enum") != "upper")
+        if template.answer_slot is not None and HOLDS[template.answer_slot.holds] != kind:
+            return (f"answer_slot holds {template.answer_slot.holds}, which parser '{template.parser}' (a {kind} "
+                    f"parser) does not read (it reads: {', '.join(h for h, k in HOLDS.items() if k == kind) or 'text'})")
+        if kind == "letter" and own_labels and not parser.reads_labels:
+            return (f"parser '{template.parser}' reads only the letters A, B, C ...; the template's own choice labels "
+                    "need a parser that reads them (final_letter, hash_letter)")
     return check_metrics(family, template.mode, template.metrics or ())
 
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..core.errors import DataError, TemplateError
 from .fewshot import check_pool, first_exemplars, random_exemplars, stratified_exemplars
 from ..core.choices import LETTERS
+from .answer_slot import slot_for
 from ..tasks.base import EVAL
 from .budget_design import StudyPlan
 from .protocols import request_fields
@@ -35,7 +36,10 @@ def prompt_variables(item: dict[str, Any], template: Template | None = None) -> 
     variables = {key: value for key, value in item.items() if key not in GOLD_FIELDS}
     if template is not None and template.choices is not None:
         variables["choices"] = list(template.choices)
-    variables["letters"] = list(LETTERS[: len(variables.get("choices", []) or [])])
+    n_choices = len(variables.get("choices", []) or [])
+    # the template's labels (A, B, C ... unless it declares its own): the parser reads and the score names these
+    variables["letters"] = (template.choice_labels(n_choices, item.get("language")) if template is not None
+                            else list(LETTERS[:n_choices]))
     if template is not None and template.variant is not None:  # a variant's enumerators, labels, instruction
         variant = template.variant if template.variant.language else template.variant.bound(item["language"])
         variables.update(variant.variables(len(variables.get("choices", []) or [])))
@@ -200,8 +204,10 @@ def _request(template: Template, item: dict[str, Any], exemplars: list[dict[str,
     }
     if "choice_order" in item:  # the original index of each choice shown (a choice-order variant)
         request["choice_order"] = item["choice_order"]
-    if template.variant is not None and variables.get("choices"):
-        request["enumerators"] = variables["letters"]  # the labels this variant shows (1 2 3 4, ア イ ウ エ)
+    if (template.variant is not None or template.labels is not None) and variables.get("choices"):
+        request["enumerators"] = variables["letters"]  # the labels shown where not A, B, C (1 2 3 4, ア イ ウ エ)
+    if template.answer_slot is not None:  # constrained answers: what the engine may let the model write there
+        request["answer_slot"] = slot_for(template.answer_slot, variables["letters"], variables.get("choices")).to_json()
     if template.mode == "loglikelihood":
         request["continuations"] = continuations(template, item)
     request.update(request_fields(template.protocol, template.mode, item))  # its tokens and limits

@@ -45,11 +45,13 @@ import jinja2
 import jinja2.nodes
 import yaml
 
+from ..core.choices import LETTERS, same_label
 from ..core.errors import TemplateError
 from ..tasks import TASKS
 from .sandbox import ENV as _ENV
 from .sandbox import RenderLimit, compile_template as _compile, render
 from . import variants
+from .answer_slot import SlotSpec
 from .protocols import DEFAULT as DEFAULT_PROTOCOL, PROTOCOLS, Protocol
 
 PROMPTS_DIR = "prompts"
@@ -59,7 +61,7 @@ SAMPLERS = ("random", "first", "stratified")
 _FILE_NODES = (jinja2.nodes.Include, jinja2.nodes.Import, jinja2.nodes.FromImport, jinja2.nodes.Extends)
 
 _TOP_KEYS = {"description", "reference", "protocol", "mode", "fewshot", "preamble", "prompt", "target", "continuation",
-             "choices", "generation", "parser", "metrics", "layout", "variations"}
+             "choices", "choice_labels", "answer_slot", "generation", "parser", "metrics", "layout", "variations"}
 _FEWSHOT_KEYS = {"n", "sampler", "language", "separator", "allow_fewer"}
 _GENERATION_KEYS = {"decoding", "max_new_tokens", "stop"}
 _USING_KEYS = {"use", "description", "reference"}  # all a file that uses another task's template may set
@@ -102,6 +104,21 @@ class Template:
     sha256: str = ""
     variant: variants.Variant | None = None  # a variant name's settings (base~axis=value), else None
     uses: Path | None = None  # the template file this one uses (``use: <task>/<name>``), else None
+    labels: tuple[str, ...] | None = None  # ``choice_labels``: the options' labels, else A, B, C ...
+    answer_slot: SlotSpec | None = None  # constrained answers (opt-in), else None
+
+    def choice_labels(self, n: int, language: str | None = None) -> list[str]:
+        """The labels of ``n`` choices, in order: what the prompt shows, the letter parser reads and the score
+        names. A variant's enumerators (bound to ``language``), else the template's ``choice_labels``, else A, B,
+        C ... The one owner of a template's labels: render, parse and score all ask it."""
+        if self.variant is not None:
+            variant = self.variant if self.variant.language or language is None else self.variant.bound(language)
+            return variant.enumerators(n)
+        labels = self.labels if self.labels is not None else tuple(LETTERS)
+        if n > len(labels):
+            raise TemplateError(f"{self.path}: an item has {n} choices and 'choice_labels' names {len(labels)}; "
+                                "give a label for every choice")
+        return list(labels[:n])
 
     def render_preamble(self, variables: dict[str, Any]) -> str:
         return self._render("preamble", self.preamble, variables) if self.preamble else ""
@@ -235,17 +252,39 @@ def _from_fields(task: str, name: str, path: Path, fields: dict, digest: str) ->
         choices = tuple(choices)
     metrics = _metrics(path, fields)
     generation = _generation(path, fields, mode, continuation, parser)
+    labels = _choice_labels(path, fields)
+    answer_slot = SlotSpec.from_fields(fields.get("answer_slot"), path)
+    if answer_slot is not None and mode != "generate":
+        raise TemplateError(f"{path}: 'answer_slot' constrains a generated answer; a {mode} template has none")
 
     template = Template(
         task=task, name=name, path=path, mode=mode, prompt=prompt, target=target,
         description=str(fields.get("description", "")).strip(), reference=str(fields.get("reference", "")).strip(),
         continuation=continuation, parser=parser, fewshot=fewshot, generation=generation, sha256=digest,
-        preamble=preamble, choices=choices, metrics=metrics, protocol=_protocol(path, fields),
+        preamble=preamble, choices=choices, metrics=metrics, protocol=_protocol(path, fields), labels=labels,
+        answer_slot=answer_slot,
     )
     for key, source in (("preamble", preamble), ("prompt", prompt), ("target", target), ("continuation", continuation)):
         if source is not None:
             _check_jinja(path, key, source)
     return template
+
+
+def _choice_labels(path: Path, fields: dict) -> tuple[str, ...] | None:
+    """The template's ``choice_labels``: distinct non-empty strings, distinct still after Unicode (NFKC), case and
+    whitespace normalisation, as the parser compares them."""
+    labels = fields.get("choice_labels")
+    if labels is None:
+        return None
+    if not isinstance(labels, list) or len(labels) < 2 or not all(isinstance(x, str) and x.strip() for x in labels):
+        raise TemplateError(f"{path}: 'choice_labels' must be a list of at least two non-empty strings, one per "
+                            "choice in order (e.g. [ক, খ, গ, ঘ])")
+    for i, label in enumerate(labels):
+        for other in labels[:i]:
+            if same_label(label, other):
+                raise TemplateError(f"{path}: 'choice_labels' names {other!r} and {label!r}, which read as the same "
+                                    "label; give each choice its own")
+    return tuple(label.strip() for label in labels)
 
 
 def _protocol(path: Path, fields: dict) -> Protocol:

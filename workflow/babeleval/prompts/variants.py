@@ -31,7 +31,8 @@ A ``layout`` template describes its format as parts (fields with labels, the
 lettered choices, the answer label) instead of a ``prompt`` text; its variants
 rewrite those parts. Choice order permutes each item's choices and remaps the
 gold; enumerators change both what the prompt shows and what is scored: the
-continuations (log-likelihood) and the answers a parser reads (generate).
+continuations (log-likelihood) and the labels the letter parser reads (generate: they are the template's
+``choice_labels``, ``babeleval.prompts.templates.Template.choice_labels``).
 """
 
 from __future__ import annotations
@@ -236,24 +237,6 @@ class Variant:
         prefix = CHOICE_FORMATS[self.get("choice")]
         return {"letters": letters, "field_label": labels, "instruction": instruction,
                 "choice_prefix": [prefix.format(letter) for letter in letters]}
-
-    def to_letters(self, response: str | None, n_choices: int) -> str | None:
-        """A generated reply with this variant's enumerators read as the letters A, B, C ... the parsers know.
-
-        An enumerator is read where it stands as a token of its own ("2", "(2)", "答え：イ"), not inside a word
-        or a number ("12", "2.5"); a lower-case Latin one only before punctuation or the end of the reply, so
-        that the article "a" is not taken for an answer.
-        """
-        letters = self.enumerators(n_choices)
-        if not isinstance(response, str) or letters == list(ENUMERATORS["upper"][:n_choices]):
-            return response
-        upper = ENUMERATORS["upper"][:n_choices]
-        # A letter the model wrote although the prompt offered other labels is not an answer: hide it first.
-        response = re.sub(r"(?<![\w])[" + upper + r"](?![\w])", "\u2047", response)
-        after = r"(?=\s*$|[.):\]）】,;、。])" if self.get("enum") == "lower" else r"(?![\w]|[.,]\d)"
-        pattern = re.compile(r"(?<![\w.,])(" + "|".join(map(re.escape, sorted(letters, key=len, reverse=True)))
-                             + ")" + after)
-        return pattern.sub(lambda m: upper[letters.index(m.group(1))], response)
 
 
 def bind(template, items: Sequence[dict[str, Any]], pool: Sequence[dict[str, Any]]):

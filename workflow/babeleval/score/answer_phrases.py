@@ -131,6 +131,13 @@ ALTERNATIVE_JOINERS = (
 # Hedges between a joiner and the second alternative ("B or maybe C", "18 oder vielleicht 20").
 HEDGES = (r"maybe|perhaps|possibly|even|vielleicht|eventuell|peut-être|quizás|tal\s+vez|talvez|forse|может\s+быть|"
           r"возможно|也许|可能|たぶん|아마|शायद|ربما|อาจจะ|mungkin")
+# Words that make an answer phrase the reply's last word on its answer ("The final answer is 40", "最终答案",
+# "итоговый ответ"): a final answer after intermediate ones is the answer, not a second one.
+_FINAL_SPACED = (r"final|finally|finale|finales|finais|endgültige?[nrs]?|schließlich|letztlich|итогов\w*|"
+                 r"окончательн\w*|अंतिम|চূড়ান্ত|نهائي\w*|النهائي\w*|akhir|akhirnya|nihai|ostateczn\w*|"
+                 r"definitiv\w*|hatimaye|mwisho|cuối\s+cùng|kesimpulannya|jadi\s+jawaban\s+akhir")
+_FINAL_UNSPACED = r"最终|最終|最后|最後|최종|สุดท้าย"
+FINAL = re.compile(rf"(?<![^\W\d_])(?:{_FINAL_SPACED})(?![^\W\d_])|{_FINAL_UNSPACED}", re.IGNORECASE)
 # Words opening two alternatives ("either A or B", "both A and B").
 ALTERNATIVE_OPENERS = r"either|both|entweder|sowohl|soit|o\s+bien|либо|или|要么|ou\s+bien"
 
@@ -177,6 +184,19 @@ def _compiled(rows: list[Phrases]) -> tuple[re.Pattern | None, re.Pattern | None
     after = _alternatives(rows, "after")
     return (re.compile(rf"(?:{before}){_AFTER_PHRASE}", re.IGNORECASE) if before else None,
             re.compile(after, re.IGNORECASE) if after else None)
+
+
+# The word "answer" in the languages of the table, for a preamble that announces one however it goes on ("The
+# answer to your question is:", "La respuesta a tu pregunta es:", "Jibu la swali lako ni:").
+_ANSWER_NOUNS = re.compile(
+    r"(?<![^\W\d_])(?:answer|antwort|réponse|respuesta|resposta|risposta|antwoord|odpowied[źz]|ответ|відповідь|"
+    r"jibu|jawaban|jawapan|cevap|cevab\w*|yanıt|câu\s+trả\s+lời|đáp\s+án|उत्तर|জবাব|উত্তর|إجابة|الإجابة|جواب|پاسخ|"
+    r"sagot|απάντηση|תשובה)|答え|答案|回答|解答|정답|답변|คำตอบ", re.IGNORECASE)
+
+
+def names_answer(text: str) -> bool:
+    """Whether a text announces an answer in any language ("The answer to your question is", "Die Antwort")."""
+    return patterns(None).before.search(text) is not None or _ANSWER_NOUNS.search(text) is not None
 
 
 @lru_cache(maxsize=None)

@@ -14,16 +14,19 @@ extractive_qa      the answer span             the gold spans [str]         exac
 translation        the translation             the reference                None
 math               canonical number string     canonical number string      equal numbers
 =================  ==========================  ===========================  ==============================
+
+A generated record also keeps its reply's structure (``babeleval.score.parsers.structure.facts``):
+``reasoning_chars``, ``reasoning_script``, ``cut_while_reasoning``, ``answer_script``, ``answer_in_script``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..core.choices import LETTERS
 from ..prompts.templates import Template
 from .metrics import argmax, length_normalised
 from .parsers import get_parser, parse
+from .parsers.structure import facts
 from .qa import best_over_golds
 
 
@@ -38,14 +41,14 @@ def score_choice(record: dict[str, Any], template: Template) -> dict[str, Any]:
                 "gold": record["continuations"][answer].strip(),
                 "correct": pred == answer, "correct_norm": pred_norm == answer}
     parser = get_parser(template.parser)
-    response = record.get("response")
-    if parser.kind == "letter" and template.variant is not None:  # the variant's enumerators read as A, B, C ...
-        response = template.variant.bound(record["language"]).to_letters(response, len(choices))
-    parsed = parse(template.parser, response, n_choices=len(choices), labels=choices, language=record.get("language"),
-                   finish_reason=record.get("finish_reason"))
+    # the labels the prompt showed (the template's own, a variant's enumerators, else A, B, C ...) are read back
+    shown = template.choice_labels(len(choices), record.get("language"))
+    parsed = parse(template.parser, record.get("response"), n_choices=len(choices), labels=choices,
+                   language=record.get("language"), finish_reason=record.get("finish_reason"),
+                   choice_labels=shown, options=choices)
     if parser.kind == "letter":
-        gold = LETTERS[answer]
-        prediction = LETTERS.index(parsed.answer) if parsed.ok else None
+        gold = shown[answer]
+        prediction = shown.index(parsed.answer) if parsed.ok else None
     else:
         gold = choices[answer]
         prediction = choices.index(parsed.answer) if parsed.ok else None
@@ -86,6 +89,8 @@ SCORERS = {
 
 def score_record(family: str, record: dict[str, Any], template: Template) -> dict[str, Any]:
     scored = SCORERS[family](record, template)
+    if template.mode == "generate":  # the reply's structure: reasoning length and script, cut while reasoning
+        scored.update(facts(record.get("response"), record.get("language")))
     if record.get("question_cut"):
         scored.update(question_cut(record, scored))
     return scored

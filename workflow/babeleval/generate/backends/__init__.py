@@ -3,7 +3,8 @@
 A backend is registered with ``register``: its name (params.yaml's ``backend``), its config class (its
 settings, ``babeleval.generate.backends.config``), its loader, whether its generation jobs hold a GPU, the
 conda environment they run in, whether it calls an API (then the Snakemake resource its jobs hold), and
-whether it answers a variant set's log-likelihood requests with shared prefixes in one call, and which template
+whether it answers a variant set's log-likelihood requests with shared prefixes in one call, whether it
+constrains a template's answer slot (``babeleval.prompts.answer_slot``), and which template
 modes a model of it cannot answer (and why: the planner leaves those combinations out). The
 schema's list of backends and of model settings, the preflight checks, the rules' resources and conda
 environments, the shared-prefix jobs and the generation job all read it.
@@ -44,6 +45,8 @@ class BackendType:
     # config -> {template mode: why a model so configured cannot answer it}; the planner leaves such
     # (model, template) pairs out of the grid with that reason (babeleval.grid.holes)
     unsupported_modes: Callable[[Any], Mapping[str, str]] = lambda config: {}
+    # honours a request's answer_slot (constrained answers); a job of a backend that does not is refused them
+    constrains_answers: bool = False
 
     @property
     def calls_api(self) -> bool:
@@ -57,7 +60,8 @@ BACKENDS: dict[str, BackendType] = {}
 def register(name: str, config: type[ModelConfig], load: Callable[[ModelConfig, str], Backend], *, gpu: bool,
              conda_env: str, api_resource: Callable[[Any], str] | None = None,
              shared_prefix: bool = False,
-             unsupported_modes: Callable[[Any], Mapping[str, str]] | None = None) -> BackendType:
+             unsupported_modes: Callable[[Any], Mapping[str, str]] | None = None,
+             constrains_answers: bool = False) -> BackendType:
     """Add a backend (from the package or an extension file); a name taken or an unclassified setting is refused."""
     if name in BACKENDS:
         raise ConfigError(f"backend '{name}' is already registered; rename it")
@@ -72,7 +76,7 @@ def register(name: str, config: type[ModelConfig], load: Callable[[ModelConfig, 
         raise ConfigError(f"backend '{name}': an API backend's config derives from APIConfig (its jobs hold "
                           "'concurrency' units of its resource)")
     BACKENDS[name] = BackendType(name, config, load, gpu, conda_env, api_resource, shared_prefix,
-                                 unsupported_modes or (lambda config: {}))
+                                 unsupported_modes or (lambda config: {}), constrains_answers)
     extensions.added(f"backend {name}")
     return BACKENDS[name]
 
@@ -140,7 +144,7 @@ def _load_openai(config: OpenAIConfig, model_path: str) -> Backend:
     return OpenAIBackend(config, model_path)
 
 
-register("hf", HFConfig, _load_hf, gpu=True, conda_env="envs/gpu.yaml", shared_prefix=True)
+register("hf", HFConfig, _load_hf, gpu=True, conda_env="envs/gpu.yaml", shared_prefix=True, constrains_answers=True)
 register("vllm", VLLMConfig, _load_vllm, gpu=True, conda_env="envs/vllm.yaml")
 def _openai_unsupported(config: OpenAIConfig) -> dict[str, str]:
     """A chat endpoint returns no log-probabilities of the prompt's tokens: no log-likelihood template on it."""
@@ -151,4 +155,4 @@ def _openai_unsupported(config: OpenAIConfig) -> dict[str, str]:
 
 
 register("openai", OpenAIConfig, _load_openai, gpu=False, conda_env="envs/api.yaml",
-         api_resource=rate_limit_resource, unsupported_modes=_openai_unsupported)
+         api_resource=rate_limit_resource, unsupported_modes=_openai_unsupported, constrains_answers=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence
 
+from ...prompts.answer_slot import AnswerSlot
 from ...prompts.protocols import JOINT, Encoding
 
 
@@ -40,6 +41,7 @@ class GenerationRequest:
     encoding: Encoding = JOINT  # how local backends make its tokens: its template's protocol's
     # texts whose longest token length caps max_new_tokens for a local backend (jp-stable JSQuAD: the gold answers)
     answer_length_of: tuple[str, ...] = ()
+    answer_slot: AnswerSlot | None = None  # constrained answers (a template's answer_slot), else free text
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,9 @@ class Backend(Protocol):
       request finishes, in any order, so the job can put finished results in the cache at once (API backends:
       a killed job loses only what was in flight);
     - ``chat_template_sha256``: the SHA-256 of the chat template it renders conversations with;
-    - ``usage()``: counters for the job's usage file (HTTP calls, retries).
+    - ``usage()``: counters for the job's usage file (HTTP calls, retries);
+    - ``constrains_answers = True``: it honours a request's ``answer_slot`` (a backend without it is refused such
+      requests before any is sent).
     """
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]: ...

@@ -23,12 +23,13 @@ import sys
 from typing import Any, Iterator, Sequence
 
 import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoModelForCausalLM, AutoTokenizer, LogitsProcessorList
 
 from ...core import cpu_threads
 from ...core.errors import BackendError
 from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodRequest,
                    LoglikelihoodResult, keep_last)
+from .answer_slot import AnswerSlotProcessor
 from .config import HFConfig
 from .local_text import LocalText, cut_at_stop
 from . import onednn_linear, query_blocks
@@ -336,6 +337,9 @@ class HFBackend(LocalText):
             kwargs["repetition_penalty"] = decoding.repetition_penalty
         if stops:
             kwargs.update(stop_strings=stops, tokenizer=self.tokenizer)
+        if any(r.answer_slot is not None for r in requests):  # constrained answers (prompts.answer_slot)
+            kwargs["logits_processor"] = LogitsProcessorList([AnswerSlotProcessor(
+                [r.answer_slot for r in requests], self.tokenizer, width, self.tokenizer.eos_token_id)])
         output = self.model.generate(
             input_ids=ids.to(self.device), attention_mask=mask.to(self.device), max_new_tokens=max_new,
             pad_token_id=self.pad_id, eos_token_id=list(self.end_ids), **kwargs,

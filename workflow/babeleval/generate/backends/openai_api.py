@@ -58,6 +58,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from ...core import redact as secrets
 from ...core.errors import BackendError
+from ...prompts.answer_slot import AnswerSlot
 from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodRequest,
                    LoglikelihoodResult)
 from ..server_change import served_by
@@ -442,9 +443,12 @@ class OpenAIBackend:
         return params
 
     def _generate_one(self, request: GenerationRequest, sampling: dict[str, Any]) -> GenerationResult:
+        """One completion; a constrained answer slot (``babeleval.prompts.answer_slot``) goes as the server's
+        ``response_format`` or ``guided_choice``."""
         payload: dict[str, Any] = {"model": self.model, "max_tokens": request.max_new_tokens, **sampling}
         if request.stop:
             payload["stop"] = list(request.stop)
+        payload.update(constrained(request.answer_slot))
         try:
             if self.endpoint == "chat":
                 messages = list(request.messages) if request.messages else [{"role": "user", "content": request.prompt}]
@@ -541,6 +545,16 @@ class OpenAIBackend:
 
     def loglikelihood(self, requests: Sequence[LoglikelihoodRequest]) -> list[LoglikelihoodResult]:
         return _in_order(self.iter_loglikelihood(requests), len(requests))
+
+
+def constrained(slot: AnswerSlot | None) -> dict[str, Any]:
+    """The request fields that constrain an answer slot: vLLM's ``guided_choice`` where the whole reply is the
+    answer and the template asks for it, else a JSON-schema ``response_format`` (reasoning, then the answer)."""
+    if slot is None:
+        return {}
+    if slot.api == "guided_choice" and slot.choices is not None:
+        return {"guided_choice": list(slot.choices)}
+    return {"response_format": slot.json_schema()}
 
 
 def _in_order(pairs: Iterator[tuple[int, Any]], n: int) -> list[Any]:

@@ -3,7 +3,9 @@
 A parser is a function registered by name (``register``) with the *kind* of answer it reads, which
 decides what it is given besides the response:
 
-- ``letter``: ``(response, n_choices)`` -> a choice letter ("A".."Z");
+- ``letter``: ``(response, n_choices)`` -> a choice letter ("A".."Z"); a parser registered with
+  ``reads_labels`` also gets the template's ``choice_labels`` (A-D, 1-4, ক খ গ ঘ ...: it returns one of them) and
+  the options' texts (``options``, to read a line that restates one: "(B) Paris");
 - ``label``:  ``(response, labels)``    -> one of the labels (a topic name);
 - ``number``: ``(response)``            -> a canonical number string ("1234", "-0.5");
 - ``text``:   ``(response)``            -> the cleaned answer text (a span, a translation).
@@ -17,7 +19,7 @@ limit (``finish_reason`` "length"), and then read only an explicit answer.
 A response that cannot be read is an explicit failure, never silently scored
 as a wrong answer and never a guess. Its reason starts with one of the names in
 ``REASONS`` (``no answer``, ``ambiguous``, ``placeholder only``, ``empty
-response``, ``unfinished reasoning``, ``cut at the length limit``, ``not a
+response``, ``cut while reasoning``, ``cut at the length limit``, ``not a
 number``, ``no text response``), then ": " and what was seen; scores count it as a parse failure and the analysis groups
 failures by it. Templates name their parser; ``python -m babeleval parse``
 runs any parser over a file of model outputs.
@@ -34,6 +36,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ...core import extensions
+from ...core.choices import LETTERS
 from ...core.errors import ConfigError
 
 KINDS = ("letter", "label", "number", "text")
@@ -44,7 +47,7 @@ NO_TEXT = "no text response"          # an API's null content, or a damaged reco
 NO_ANSWER = "no answer"               # text, but nothing that reads as an answer
 AMBIGUOUS = "ambiguous"               # the answer place names two answers, or a number that reads two ways
 PLACEHOLDER = "placeholder only"      # the instruction's "#### <letter>" copied, and no answer with it
-UNFINISHED = "unfinished reasoning"   # the reply ends inside a <think> block
+UNFINISHED = "cut while reasoning"    # the reply ends inside its reasoning block (any family's wrapper)
 CUT = "cut at the length limit"       # the reply stopped at the token limit with no explicit answer marker
 NOT_A_NUMBER = "not a number"         # an expression with a variable, a root or a fraction where a number is asked
 REASONS = (EMPTY, NO_TEXT, NO_ANSWER, AMBIGUOUS, PLACEHOLDER, UNFINISHED, CUT, NOT_A_NUMBER)
@@ -80,12 +83,13 @@ class Parser:
     doc: str
     uses_language: bool = False
     reads_cut: bool = False
+    reads_labels: bool = False
 
 
 PARSERS: dict[str, Parser] = {}
 
 
-def register(name: str, kind: str, uses_language: bool = False, reads_cut: bool = False
+def register(name: str, kind: str, uses_language: bool = False, reads_cut: bool = False, reads_labels: bool = False
              ) -> Callable[[Callable[..., Parsed]], Callable[..., Parsed]]:
     """Register the decorated function as parser ``name``, reading answers of ``kind`` (one of ``KINDS``)."""
     if kind not in KINDS:
@@ -96,7 +100,7 @@ def register(name: str, kind: str, uses_language: bool = False, reads_cut: bool 
 
     def decorate(func: Callable[..., Parsed]) -> Callable[..., Parsed]:
         doc = " ".join((func.__doc__ or "").strip().split("\n\n")[0].split())
-        PARSERS[name] = Parser(name, kind, func, doc, uses_language, reads_cut)
+        PARSERS[name] = Parser(name, kind, func, doc, uses_language, reads_cut, reads_labels)
         extensions.added(f"parser {name}")
         return func
     return decorate
@@ -110,9 +114,11 @@ def get_parser(name: str) -> Parser:
 
 
 def parse(name: str, response: str | None, *, n_choices: int = 4, labels: Sequence[str] = (),
-          language: str | None = None, finish_reason: str | None = None) -> Parsed:
-    """Run parser ``name`` on a response, giving it what its kind needs (and the item's language, and whether the
-    reply stopped at the token limit, where it reads them)."""
+          language: str | None = None, finish_reason: str | None = None,
+          choice_labels: Sequence[str] | None = None, options: Sequence[str] | None = None) -> Parsed:
+    """Run parser ``name`` on a response, giving it what its kind needs (and the item's language, whether the
+    reply stopped at the token limit, and the template's choice labels and the options' texts, where it reads
+    them). A letter parser that reads only A, B, C ... is given no other labels (``ConfigError``)."""
     parser = get_parser(name)
     if not isinstance(response, str):  # an API's null content, or a damaged record
         return failure(NO_TEXT, f"got {'null' if response is None else type(response).__name__}")
@@ -120,6 +126,11 @@ def parse(name: str, response: str | None, *, n_choices: int = 4, labels: Sequen
     if parser.reads_cut:
         extra["cut"] = finish_reason == "length"
     if parser.kind == "letter":
+        if parser.reads_labels:
+            extra.update(choice_labels=choice_labels, options=options)
+        elif choice_labels is not None and list(choice_labels) != list(LETTERS[:n_choices]):
+            raise ConfigError(f"parser '{name}' reads only the letters A, B, C ...; the template's choice labels "
+                              f"({', '.join(choice_labels)}) need one that reads them (final_letter, hash_letter)")
         return parser.func(response, n_choices, **extra)
     if parser.kind == "label":
         if not labels:

@@ -10,6 +10,7 @@ marks neither is ``ambiguous``.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Sequence
 
 from .. import answer_phrases
@@ -59,6 +60,29 @@ _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u0e00-\u0e7f]"
 _OPENING = re.compile(r"^[\s*_`\"'“”「『(\[]+")
 _JOINED = re.compile(rf"[\s*_`\"'”」』)\]]*(?:{answer_phrases.ALTERNATIVE_JOINERS}|\s)\s*(?:{answer_phrases.ALTERNATIVE_OPENERS})?"
                      rf"[\s*_`\"'“「『(\[]*", re.IGNORECASE)
+
+
+# Stray spaces between two characters of an unspaced script ("ス ポ ー ツ", "体 育"): labels compare without them.
+_STRAY_SPACE = re.compile(r"(?<=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u0e00-\u0e7f])[ \t\u3000]+"
+                          r"(?=[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u0e00-\u0e7f])")
+
+
+def normalised(text: str) -> str:
+    """A reply as labels compare: Unicode NFKC (full-width "Ｓｐｏｒｔｓ" is "Sports"), no stray spaces inside an
+    unspaced script's word."""
+    return _STRAY_SPACE.sub("", unicodedata.normalize("NFKC", text))
+
+
+def _lists_labels(text: str, labels: Sequence[str]) -> list[str]:
+    """The labels a reply lists one per line as headings ("Science/Technology:\nPolitics:\nHealth:"), the list of
+    topics echoed rather than one chosen; empty where fewer than two lines open with a label."""
+    listed = []
+    for line in text.split("\n"):
+        line = _OPENING.sub("", line.strip())
+        named = _named(line, labels)
+        if named and named[0][0] == 0 and re.fullmatch(r"\s*[:：\-–—]?\s*", line[named[0][1]:]) is not None:
+            listed.append(named[0][2])
+    return list(dict.fromkeys(listed)) if len(set(listed)) >= 2 else []
 
 
 def _forms(label: str) -> list[str]:
@@ -119,6 +143,13 @@ def topic(response: str, labels: Sequence[str]) -> Parsed:
     if error:
         return Parsed(None, error)
     assert text is not None
+    own = {normalised(label): label for label in labels}  # the answer is the label as the task spells it
+    parsed = _topic(normalised(text), list(own))
+    return Parsed(own[parsed.answer]) if parsed.ok else parsed
+
+
+def _topic(text: str, labels: Sequence[str]) -> Parsed:
+    """The topic a reply chooses, reply and labels already normalised."""
     if not _OPENING.sub("", clean_segment(text)).strip():
         return failure(EMPTY)
     for place in _marked(text):
@@ -127,6 +158,9 @@ def topic(response: str, labels: Sequence[str]) -> Parsed:
             return Parsed(chosen)
         if len(names) > 1:
             return failure(AMBIGUOUS, f"the answer names several topics ({', '.join(names)})")
+    listed = _lists_labels(text, labels)
+    if listed:
+        return failure(NO_ANSWER, f"lists the topics ({', '.join(listed)}) without choosing one")
     chosen, names = _choose(text, labels, opening=True)
     if chosen:
         return Parsed(chosen)

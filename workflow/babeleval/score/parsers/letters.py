@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
+from typing import Sequence
 
-from ...core.choices import LETTERS
+from ...core.choices import LETTERS, normal_label
 from .. import answer_phrases
 from . import EMPTY, NO_ANSWER, Parsed, failure, register
-from .reply import (BOLD, EXPLICIT, MARKER_ONLY, NEXT_LINE, PHRASE_AFTER, WHOLE, Ambiguous, Reading, clean_segment,
-                    read_reply, strip_decoration)
+from .structure import split_reply
+from .reply import (BOLD, EXPLICIT, MARKER_ONLY, NEXT_LINE, PHRASE_AFTER, WHOLE, Ambiguous, Reading, Refused,
+                    clean_segment, read_reply, strip_decoration)
 
 
 # -- Belebele (the Belebele authors and the Belebele tutorial blog) ---------------------------------------
@@ -78,81 +81,198 @@ def belebele_blog(response: str, n_choices: int = 4) -> Parsed:
 _OPTION_WORD = re.compile(rf"^(?:(?:{answer_phrases.OPTION_WORDS})(?:\s*[:：]\s*|\s+)"
                           rf"|(?:{answer_phrases.OPTION_WORDS_UNSPACED})\s*[:：]?\s*)+", re.IGNORECASE)
 _OPENER = re.compile(rf"^(?:{answer_phrases.ALTERNATIVE_OPENERS})\s+", re.IGNORECASE)
-_LETTER = re.compile(r"^[\(\[（【]?\s*([A-Za-z])(?:\s*[\)\]）】])?")
-# After a letter that is the whole answer: the end, punctuation, or a new line ("B", "B.", "B) text", "B:")
-_LETTER_END_STRICT = re.compile(r"$|[.:：)\]）】,;、。]|\s*\n")
-# After a letter an answer phrase introduced: anything but a Latin letter or digit ("B because", "Bです", "B है")
-_LETTER_END = re.compile(r"$|[^A-Za-z0-9]")
-_ALTERNATIVE = re.compile(rf"^\s*[\)\]）】]?\s*(?:{answer_phrases.ALTERNATIVE_JOINERS})\s*(?:{answer_phrases.HEDGES})?"
-                          rf"\s*[\(\[]?\s*([A-Z])(?![A-Za-z])")
+_OPEN = r"[\(\[（【]?\s*"
+_CLOSE = r"(?:\s*[\)\]）】])?"
+# After a label that is the whole answer: the end, punctuation, or a new line ("B", "B.", "B) text", "B:")
+_LABEL_END_STRICT = re.compile(r"$|[.:：)\]）】,;、。]|\s*\n")
+_JOINER = rf"\s*[\)\]）】]?\s*(?:{answer_phrases.ALTERNATIVE_JOINERS})\s*(?:{answer_phrases.HEDGES})?\s*[\(\[]?\s*"
 # Cyrillic capitals that look like choice letters, as a Russian or Ukrainian reply may write them ("Ответ: В").
 _CYRILLIC_LOOKALIKES = str.maketrans("АВСЕ", "ABCE")
+# What may follow a hiragana label in a Japanese sentence ("答えはうです。", "いが正解").
+_JAPANESE_COPULA = re.compile(r"(?:です|でした|だ|である)(?:[。、.!！\s]|$)|[がは](?:正解|正しい)")
+# A line that opens with a label as a list entry ("A: Paris", "(B) London", "C. Rome", "ক) ঢাকা").
+_ENTRY_PUNCT = r"[.:：)\]）】]"
 
 
-_LAST_LETTER = re.compile(r"(?<![A-Za-z])[\(\[（【]?([A-Z])[\)\]）】]?\s*$")
-_ALTERNATIVE_BEFORE = re.compile(rf"(?<![A-Za-z])([A-Z])[\)\]）】]?\s*(?:{answer_phrases.ALTERNATIVE_JOINERS})\s*$")
+def _script_of(char: str) -> str:
+    return unicodedata.name(char, "").split(" ")[0]
 
 
-def _letter_before(text: str, letters: str) -> Reading:
-    """The choice letter a phrase follows ("So B is correct", "Cが正解"): the last thing before the phrase."""
-    match = _LAST_LETTER.search(text)
-    if not match or match.group(1) not in letters:
+class LabelSet:
+    """The labels a template shows its choices by (``Template.choice_labels``), as a reply may write them: compared
+    after Unicode (NFKC), case and whitespace normalisation; a label stands as a word of its own, not followed by a
+    letter or digit of its own script ("ক" is not the start of "কম"; "イ" before "です" is)."""
+
+    def __init__(self, labels: Sequence[str]):
+        self.labels = tuple(labels)
+        self.by_normal = {normal_label(label): label for label in self.labels}
+        spellings = sorted({unicodedata.normalize("NFKC", label).strip() for label in self.labels}, key=len,
+                           reverse=True)
+        alternation = "|".join(re.escape(spelling) for spelling in spellings)
+        self.latin = all(len(label) == 1 and "A" <= label <= "Z" for label in self.labels)
+        self.at_start = re.compile(rf"^{_OPEN}({alternation}){_CLOSE}", re.IGNORECASE)
+        self.at_end = re.compile(rf"{_OPEN}({alternation}){_CLOSE}\s*$", re.IGNORECASE)
+        self.alternative = re.compile(rf"^{_JOINER}({alternation})", re.IGNORECASE)
+        self.alternative_before = re.compile(rf"({alternation}){_CLOSE}\s*(?:{answer_phrases.ALTERNATIVE_JOINERS})"
+                                             r"\s*$", re.IGNORECASE)
+        # a label named with an option word inside brackets, within a sentence: "（选项B）", "(option C)"
+        self.in_sentence = re.compile(rf"[（(【\[]\s*(?:{answer_phrases.OPTION_WORDS}|{answer_phrases.OPTION_WORDS_UNSPACED})"
+                                      rf"\s*[:：]?\s*({alternation})\s*[）)】\]]", re.IGNORECASE)
+        self.entry = re.compile(rf"^\s*{_OPEN}({alternation}){_CLOSE}\s*{_ENTRY_PUNCT}?", re.IGNORECASE | re.MULTILINE)
+
+    def label(self, written: str) -> str | None:
+        return self.by_normal.get(normal_label(written))
+
+    def exact(self, written: str) -> bool:
+        """Written as the template writes it (not "b" for "B"); a label in another case is read only where a reply
+        plainly names its answer ("#### b")."""
+        return unicodedata.normalize("NFKC", written) in {unicodedata.normalize("NFKC", x) for x in self.labels}
+
+    @staticmethod
+    def stands_alone(label: str, before: str, after: str, strict: bool) -> bool:
+        """Whether a label with ``before`` and ``after`` around it is a word of its own. A digit label is not part of
+        a number ("12", "2.5"); a lower-case Latin one ends where punctuation or the line does, so that the article
+        "a" is not an answer; ``strict``: the label is the whole answer."""
+        if label.isdigit() and (re.match(r"\d|[.,]\d", after) or before[-1:].isdigit()):
+            return False
+        if strict or (label.isascii() and label.islower()):
+            return bool(_LABEL_END_STRICT.match(after))
+        if _script_of(label[-1]) == "HIRAGANA" and _JAPANESE_COPULA.match(after):
+            return True  # "答えはうです": a hiragana label before the copula that ends the sentence
+        for neighbour, own in ((after[:1], label[-1]), (before[-1:], label[0])):
+            if neighbour and unicodedata.category(neighbour)[0] in "LMN" and (
+                    neighbour.isdigit() or _script_of(neighbour) == _script_of(own)):
+                return False
+        return True
+
+
+@lru_cache(maxsize=64)
+def label_set(labels: tuple[str, ...]) -> LabelSet:
+    return LabelSet(labels)
+
+
+def _restates(rest: str, option: str | None) -> bool:
+    """Whether the text after a label restates that option's text and ends there or at punctuation ("(B) Paris",
+    "(D) Berlin – die Hauptstadt"), not a sentence about it ("(A) London is wrong")."""
+    if not option:
+        return False
+    line = " ".join(unicodedata.normalize("NFKC", rest.split("\n", 1)[0]).casefold().split())
+    text = " ".join(unicodedata.normalize("NFKC", option).casefold().split())
+    if not text or not line.startswith(text):
+        return False
+    after = line[len(text):].lstrip()
+    return not after or unicodedata.category(after[0])[0] in "PS"
+
+
+def _echoes_options(text: str, labels: LabelSet) -> bool:
+    """A reply that lists the options ("A: ...\nB: ...\nC: ...") rather than picking one: two or more lines open
+    with different labels as list entries."""
+    opened = {labels.label(m.group(1)) for m in labels.entry.finditer(text) if labels.exact(m.group(1))}
+    return len(opened - {None}) >= 2
+
+
+def _label_before(text: str, labels: LabelSet) -> Reading:
+    """The choice label a phrase follows ("So B is correct", "Cが正解"): the last thing before the phrase."""
+    match = labels.at_end.search(text)
+    if not match or not labels.exact(match.group(1)) or \
+            not labels.stands_alone(match.group(1), text[:match.start(1)], text[match.end(1):], False):
         return None
-    other = _ALTERNATIVE_BEFORE.search(text[: match.start()])
-    if other and other.group(1) in letters and other.group(1) != match.group(1):
-        return Ambiguous(f"names both {other.group(1)} and {match.group(1)}")
-    return match.group(1)
+    chosen = labels.label(match.group(1))
+    other = labels.alternative_before.search(text[: match.start()])
+    if other and labels.exact(other.group(1)) and labels.label(other.group(1)) != chosen:
+        return Ambiguous(f"names both {labels.label(other.group(1))} and {chosen}")
+    return chosen
 
 
-def _letter_in(segment: str, letters: str, where: str) -> Reading:
-    """A choice letter standing as the answer: "B", "(B)", "B)", "B.", "B: text", "**B**", "Option B", "la B"."""
+def _label_in(segment: str, labels: LabelSet, where: str, options: Sequence[str] | None) -> Reading:
+    """A choice label standing as the answer: "B", "(B)", "B)", "B.", "B: text", "**B**", "Option B", "la B",
+    "(B) <B's text>"."""
     text = strip_decoration(unicodedata.normalize("NFKC", clean_segment(segment)))  # full-width "Ｂ" is "B"
     if where == PHRASE_AFTER:
-        return _letter_before(text, letters)
+        return _label_before(text, labels)
     text = strip_decoration(_OPTION_WORD.sub("", text))
     text = _OPENER.sub("", text)
-    if re.fullmatch(r"[АВСЕ][.)]?", text):
+    if labels.latin and re.fullmatch(r"[АВСЕ][.)]?", text):
         text = text.translate(_CYRILLIC_LOOKALIKES)
-    match = _LETTER.match(text)
+    match = labels.at_start.match(text)
     if not match:
         return None
-    rest = text[match.end():]
+    written, rest = match.group(1), text[match.end():]
+    chosen = labels.label(written)
+    if chosen is None:
+        return None
     strict = where in (WHOLE, NEXT_LINE, BOLD)
-    if not (_LETTER_END_STRICT if strict else _LETTER_END).match(rest):
+    if strict and _echoes_options(text, labels):
+        return Refused("the reply lists the options without picking one", NO_ANSWER)
+    option = options[labels.labels.index(chosen)] if options and len(options) == len(labels.labels) else None
+    if not labels.stands_alone(written, "", rest, strict) and not _restates(rest.lstrip(" .:：)）]】-"), option):
         return None
-    letter = match.group(1)
-    if letter.upper() not in letters:
+    # a label in another case is read only where it is plainly the answer ("#### b"), not the article "a"
+    if not labels.exact(written) and (where not in EXPLICIT or text.strip(" .") != written):
         return None
-    # a lone lower-case letter is read only where it is plainly the answer ("#### b"), not the article "a"
-    if letter.islower() and (where not in EXPLICIT or text.strip(" .") != letter):
-        return None
-    other = _ALTERNATIVE.match(rest)
-    if other and other.group(1) in letters and other.group(1) != letter.upper():
-        return Ambiguous(f"names both {letter.upper()} and {other.group(1)}")
-    return letter.upper()
+    other = labels.alternative.match(rest)
+    if other and labels.exact(other.group(1)) and labels.label(other.group(1)) != chosen:
+        return Ambiguous(f"names both {chosen} and {labels.label(other.group(1))}")
+    return chosen
 
 
-def _read_letter(response: str, n_choices: int, sources: tuple[str, ...] | None, language: str | None,
-                 cut: bool = False) -> Parsed:
-    letters = LETTERS[:n_choices]
+def _read_letter(response: str, labels: Sequence[str], sources: tuple[str, ...] | None, language: str | None,
+                 cut: bool = False, options: Sequence[str] | None = None) -> Parsed:
+    found = label_set(tuple(labels))
 
     def read(where: str, segment: str, context: str) -> Reading:
-        return _letter_in(segment, letters, where)
+        return _label_in(segment, found, where, options)
 
-    span = f"{letters[0]}-{letters[-1]}"
-    return read_reply(response, sources, read, "letter", f"no choice letter ({span}) after the answer marker",
-                      f"no lone choice letter ({span})", language, cut)
-
-
-@register("final_letter", "letter", uses_language=True, reads_cut=True)
-def final_letter(response: str, n_choices: int = 4, language: str | None = None, cut: bool = False) -> Parsed:
-    """A choice letter after '####' or in <final_answer>, else boxed / an answer phrase in any language
-    ("the answer is (B)", "La réponse est B", "答えはBです", "【答案】 C") / bold / a lone letter."""
-    return _read_letter(response, n_choices, None, language, cut)
+    span, word = (f"{labels[0]}-{labels[-1]}", "letter") if found.latin else (", ".join(labels), "label")
+    parsed = read_reply(response, sources, read, "letter", f"no choice {word} ({span}) after the answer marker",
+                        f"no lone choice {word} ({span})", language, cut)
+    if parsed.ok or sources is not None or cut or not (parsed.error or "").startswith(NO_ANSWER):
+        return parsed
+    text = split_reply(response).text
+    return _named_in_sentence(text, found) or _restated_line(text, found, options) or parsed
 
 
-@register("hash_letter", "letter")
-def hash_letter(response: str, n_choices: int = 4) -> Parsed:
+def _restated_line(text: str, labels: LabelSet, options: Sequence[str] | None) -> Parsed | None:
+    """The one line of a reply that is a label and its option's text ("...so the capital is clear.\n\n(B) Paris"),
+    where nothing marks an answer; None where no line is, or several are (the options listed)."""
+    if not options or len(options) != len(labels.labels):
+        return None
+    named = set()
+    for line in unicodedata.normalize("NFKC", text).split("\n"):
+        match = labels.at_start.match(strip_decoration(line.strip()))
+        if match and labels.exact(match.group(1)):
+            chosen = labels.label(match.group(1))
+            rest = strip_decoration(line.strip())[match.end():].lstrip(" .:：)）]】-")
+            if chosen is not None and _restates(rest, options[labels.labels.index(chosen)]):
+                named.add(chosen)
+    return Parsed(named.pop()) if len(named) == 1 else None
+
+
+def _named_in_sentence(text: str, labels: LabelSet) -> Parsed | None:
+    """The one label a reply names with an option word in brackets ("我认为正确的是（选项B），因为..."), where nothing
+    marks an answer; None where it names none, or several."""
+    named = {labels.label(m.group(1)) for m in labels.in_sentence.finditer(unicodedata.normalize("NFKC", text))
+             if labels.exact(m.group(1))}
+    named.discard(None)
+    return Parsed(named.pop()) if len(named) == 1 else None
+
+
+def _labels(n_choices: int, choice_labels: Sequence[str] | None) -> Sequence[str]:
+    return list(choice_labels) if choice_labels else LETTERS[:n_choices]
+
+
+@register("final_letter", "letter", uses_language=True, reads_cut=True, reads_labels=True)
+def final_letter(response: str, n_choices: int = 4, language: str | None = None, cut: bool = False,
+                 choice_labels: Sequence[str] | None = None, options: Sequence[str] | None = None) -> Parsed:
+    """A choice label (the template's: A-D, 1-4, ক খ গ ঘ ...) after '####' or in <final_answer>, else boxed / an
+    answer phrase in any language ("the answer is (B)", "La réponse est B", "答えはBです", "【答案】 C") / bold / a
+    lone label, or one with its option's text ("(B) Paris")."""
+    return _read_letter(response, _labels(n_choices, choice_labels), None, language, cut, options)
+
+
+@register("hash_letter", "letter", reads_labels=True)
+def hash_letter(response: str, n_choices: int = 4, choice_labels: Sequence[str] | None = None,
+                options: Sequence[str] | None = None) -> Parsed:
     """languagebench as published: the letter after the last '####' and nothing else (reasoning blocks, leaked turns and
     copied placeholders handled as final_letter does)."""
-    return _read_letter(response, n_choices, MARKER_ONLY, None)
+    return _read_letter(response, _labels(n_choices, choice_labels), MARKER_ONLY, None, options=options)

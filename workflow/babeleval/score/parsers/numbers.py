@@ -115,19 +115,24 @@ def _myriad_value(text: str) -> Decimal | None:
 
 
 def _separator_reading(digits: str, context: str, language: str | None) -> Reading:
-    """ "5.600" or "1,500": as the reply's other numbers show, else as the item's language writes numbers."""
+    """ "5.600" or "1,500": as the reply's other numbers show and the item's language writes numbers; where the two
+    read it differently (a German reply that writes "2.5" and then "1.250"), or neither decides, ``ambiguous``."""
     context = _ascii_digits(context)
     dot = "." in digits
     thousands = bool((_DOTS_ARE_THOUSANDS if dot else _COMMAS_ARE_THOUSANDS).search(context))
     decimal = bool((_DOTS_ARE_DECIMAL if dot else _COMMAS_ARE_DECIMAL).search(context))
     whole = canonical_number(Decimal(re.sub("[.,]", "", digits)))
     point = canonical_number(Decimal(digits.replace(",", ".")))
-    if thousands != decimal:
-        return whole if thousands else point
     comma_language = decimal_comma(language)
-    if comma_language == dot or (comma_language is None and not dot):
-        # the language groups thousands with this separator (a German "70.000", an English "1,500"); without a
-        # language "1,500" reads as most replies write it
+    # the language groups thousands with this separator (a German "70.000", an English "1,500"); without a language
+    # "1,500" reads as most replies write it
+    groups = comma_language == dot or (comma_language is None and not dot)
+    if thousands != decimal:
+        if decimal and groups and comma_language is not None:
+            return Ambiguous(f"'{digits}' reads as {whole} by the language's convention and as {point} by the "
+                             "reply's own other numbers")
+        return whole if thousands else point
+    if groups:
         return whole
     return Ambiguous(f"'{digits}' reads as {whole} with a thousands separator or {point} with a decimal one")
 

@@ -2,13 +2,11 @@
 
 What models really write, and what ``final_letter`` / ``final_number`` read:
 
-- reasoning in ``<think>``, ``<thinking>`` or ``<reasoning>`` blocks (a block
-  closed with another of these names counts, so does a lone closing tag) is
-  set aside; an answer inside the last block counts when nothing follows it;
-  an unclosed ``<think>`` gives an answer only from an explicit marker inside
-  it, else the reply is unfinished reasoning;
-- a reply is cut at the first leaked chat turn or end-of-turn token
-  (``<|im_end|>``, ``</s>``, ``<|eot_id|>``, ``[INST]``, "\\nUser:" ...);
+- the reply is split first (``structure``): every reasoning family's wrapper
+  (``<think>``, ``[THINK]``, harmony's analysis channel, ...) is set aside and
+  leaked chat turns are cut off; an answer inside the last block counts when
+  nothing follows it; a reply cut inside its reasoning gives an answer only
+  from an explicit marker inside it, else it is ``cut while reasoning``;
 - ``<final_answer>X</final_answer>`` (or the placeholder's own tags,
   ``<letter>C</letter>``, ``<number>18</number>``) wins; then the ``####``
   marker (the last readable one; on its own line, the answer on the next);
@@ -37,81 +35,20 @@ the others use ``strip_reasoning`` and ``answer_candidates`` directly.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Union
 
 from .. import answer_phrases
 from . import AMBIGUOUS, CUT, EMPTY, NO_ANSWER, PLACEHOLDER, UNFINISHED, Parsed, failure
-
-
-# -- reasoning blocks and leaked turns --------------------------------------------------------------
-
-# Any of these opens or closes a reasoning block; a block opened with one name and closed with another counts.
-_REASONING_TAG = re.compile(r"<(/?)(think|thinking|reasoning)>", re.IGNORECASE)
-
-# Where a chat model's turn ends, or a next turn it made up begins: nothing after it is the answer.
-_TURN_END = re.compile(
-    r"<\|im_end\|>|<\|im_start\|>|<\|eot_id\|>|<\|end\|>|<\|endoftext\|>|<\|end_of_text\|>|<\|user\|>"
-    r"|<\|start_header_id\|>|<end_of_turn>|<start_of_turn>|</s>|\[INST\]|<\|assistant\|>"
-    r"|\n\s*(?:User|USER|Human|HUMAN|Question|Q|### (?:Human|User|Instruction))\s*:",
-)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A response split by its reasoning tags.
-
-    ``text``: what the model wrote outside reasoning blocks, cut at a leaked turn; ``reasoning``: the content of
-    the last closed block (read only when ``text`` is empty: an answer inside a block counts when nothing
-    follows it); ``unfinished``: the content of a ``<think>`` block never closed, else None.
-    """
-
-    text: str
-    reasoning: str = ""
-    unfinished: str | None = None
-
-
-def _cut_turn(text: str) -> str:
-    turn = _TURN_END.search(text)
-    return text[: turn.start()] if turn else text
-
-
-def split_reasoning(response: str) -> Reply:
-    """Walk the reasoning tags in order: text at depth 0 is the reply; a block closes with any reasoning tag."""
-    outside: list[str] = []
-    last_block = ""
-    pos = depth = start = 0
-    opener = ""
-    for tag in _REASONING_TAG.finditer(response):
-        if tag.group(1) != "/":
-            if depth == 0:
-                outside.append(response[pos:tag.start()])
-                start, opener = tag.end(), tag.group(2).lower()
-            depth += 1
-        elif depth == 0:
-            # a close with no open: the template opened the block, so everything before it was reasoning
-            last_block, outside, pos = response[pos:tag.start()], [], tag.end()
-        else:
-            depth -= 1
-            if depth == 0:
-                last_block, pos = response[start:tag.start()], tag.end()
-    unfinished = None
-    if depth:
-        if opener == "reasoning":
-            # the instruction's "<reasoning> #### <letter>" copied as a heading: what follows is the reply itself
-            outside.append(response[start:])
-        else:
-            unfinished = _cut_turn(response[start:])
-    else:
-        outside.append(response[pos:])
-    return Reply(_cut_turn("".join(outside)), _cut_turn(last_block), unfinished)
+from .structure import split_reply
 
 
 def strip_reasoning(response: str) -> tuple[str | None, str | None]:
     """The reply outside reasoning blocks and leaked turns, for free-text parsers: (text, None) or (None, reason)."""
-    reply = split_reasoning(response)
+    reply = split_reply(response)
     if reply.unfinished is not None:
-        return None, f"{UNFINISHED}: the reply ends inside a <think> block"
+        return None, f"{UNFINISHED}: the reply ends inside its reasoning"
     return reply.text, None
 
 
@@ -150,6 +87,7 @@ CUT_SOURCES = (TAG, MARKER, NEXT_LINE, BOXED)
 class Candidates:
     found: list[tuple[str, str]]
     placeholders: int  # copied placeholders with no answer on their own line
+    final: frozenset[int] = frozenset()  # the places in ``found`` a phrase names as the final answer
 
 
 def _first_line(text: str) -> str:
@@ -182,31 +120,40 @@ def _marker_candidates(text: str) -> tuple[list[tuple[str, str]], int]:
 _PHRASE_REACH = 200
 
 
+def _is_final(text: str, start: int, end: int) -> bool:
+    """Whether the phrase at ``start:end`` is a final answer's ("The final answer is", "最终答案是"), in its sentence."""
+    sentence = re.split(r"[.。!?！？\n]", text[max(0, start - 40):end])[-1]
+    return answer_phrases.FINAL.search(sentence) is not None
+
+
 def _phrase_matches(before: re.Pattern | None, after: re.Pattern | None, text: str
-                    ) -> list[tuple[int, str, str]]:
-    """(position, source, segment) of every phrase: the rest of the line after a "before" phrase, the line up to an
-    "after" phrase."""
+                    ) -> list[tuple[int, str, str, bool]]:
+    """(position, source, segment, final) of every phrase: the rest of the line after a "before" phrase (a label's
+    next line where it ends its own: "The correct answer is:\n(B) Paris"), the line up to an "after" phrase."""
     found = []
     for m in before.finditer(text) if before is not None else ():
-        rest = text[m.end():m.end() + _PHRASE_REACH].split("\n", 1)[0]
+        rest, _, after_line = text[m.end():m.end() + _PHRASE_REACH].partition("\n")
+        label = m.group(0).rstrip().endswith((":", "：", "】", "]"))
+        if label and not rest.strip():
+            rest = _first_line(after_line)
         if rest.strip():
-            found.append((m.end(), LABEL if m.group(0).rstrip().endswith((":", "：", "】", "]")) else PHRASE, rest))
+            found.append((m.end(), LABEL if label else PHRASE, rest, _is_final(text, m.start(), m.end())))
     for m in after.finditer(text) if after is not None else ():
         rest = text[max(0, m.start() - _PHRASE_REACH):m.start()].rsplit("\n", 1)[-1]
         if rest.strip():
-            found.append((m.start(), PHRASE_AFTER, rest.strip()))
+            found.append((m.start(), PHRASE_AFTER, rest.strip(), _is_final(text, m.start(), m.end())))
     return found
 
 
-def _phrase_candidates(text: str, language: str | None) -> list[tuple[str, str]]:
+def _phrase_candidates(text: str, language: str | None) -> list[tuple[str, str, bool]]:
     """Answer phrases, last first: those of the item's language and English ("La réponse est B", "Bが正解"), then
     those of every other language (a Russian reply to an English question), where they stand elsewhere."""
     patterns = answer_phrases.patterns(language)
     first = _phrase_matches(patterns.before, patterns.after, text)
-    taken = {where for where, _, _ in first}
+    taken = {where for where, _, _, _ in first}
     others = [f for f in _phrase_matches(patterns.other_before, patterns.other_after, text) if f[0] not in taken]
     ranked = sorted(first, key=lambda f: f[0], reverse=True) + sorted(others, key=lambda f: f[0], reverse=True)
-    return [(where, segment) for _, where, segment in ranked]
+    return [(where, segment, final) for _, where, segment, final in ranked]
 
 
 # LaTeX that wraps text without changing it: inline and display math delimiters, text and font commands.
@@ -228,10 +175,14 @@ def answer_candidates(text: str, language: str | None = None) -> Candidates:
     markers, placeholders = _marker_candidates(text)
     found += markers
     found += [(BOXED, inner.strip()) for inner in reversed(_BOXED.findall(text))]
-    found += _phrase_candidates(text, language)
+    final = set()
+    for where, segment, is_final in _phrase_candidates(text, language):
+        if is_final:
+            final.add(len(found))
+        found.append((where, segment))
     found += [(BOLD, inner.strip()) for inner in reversed(_BOLD.findall(text))]
     found.append((WHOLE, clean_segment(text)))
-    return Candidates(found, placeholders)
+    return Candidates(found, placeholders, frozenset(final))
 
 
 def clean_segment(segment: str) -> str:
@@ -284,14 +235,14 @@ def read_reply(response: str, sources: tuple[str, ...] | None, read: Callable[[s
     """Read a reply's answer: outside reasoning blocks; inside the last block when nothing follows it; inside an
     unclosed ``<think>`` block only from an explicit marker; in a reply cut at the token limit only from an explicit
     marker or its first line. Else say why, most specific reason first."""
-    reply = split_reasoning(response)
+    reply = split_reply(response)
     if cut and reply.unfinished is None and reply.text.strip():
         return _read_cut(reply.text, sources, read, response, language)
     if reply.unfinished is not None:
         parsed = _walk(answer_candidates(reply.unfinished, language), (TAG, MARKER, NEXT_LINE, BOXED), read, response)
         if parsed is None and reply.text.strip():
             parsed = _walk(answer_candidates(reply.text, language), sources, read, response)
-        return parsed or failure(UNFINISHED, "the reply ends inside a <think> block with no answer marker in it")
+        return parsed or failure(UNFINISHED, "the reply ends inside its reasoning, with no answer marker in it")
     if not reply.text.strip():
         if not reply.reasoning.strip():
             return failure(EMPTY)
@@ -311,6 +262,15 @@ def read_reply(response: str, sources: tuple[str, ...] | None, read: Callable[[s
     return failure(NO_ANSWER, f"no answer marker (####, <final_answer>, \\boxed, an answer phrase) and {no_marker}")
 
 
+_PIECES = re.compile(r"\n+|(?<=[.。!?！？])\s*")
+
+
+def loops(text: str) -> bool:
+    """Whether a reply repeats itself: of four lines or sentences or more, one stands three times or more."""
+    pieces = [piece.strip() for piece in _PIECES.split(text) if piece.strip()]
+    return len(pieces) >= 4 and max(Counter(pieces).values()) >= 3
+
+
 def _read_cut(text: str, sources: tuple[str, ...] | None, read: Callable[[str, str, str], Reading],
               context: str, language: str | None) -> Parsed:
     """A reply that stopped at the token limit: an explicit marker anywhere, else an answer its first line gives
@@ -318,6 +278,8 @@ def _read_cut(text: str, sources: tuple[str, ...] | None, read: Callable[[str, s
     explicit = CUT_SOURCES if sources is None else tuple(s for s in sources if s in CUT_SOURCES)
     parsed = _walk(answer_candidates(text, language), explicit, read, context)
     first, _, after = text.strip().partition("\n")
+    if parsed is None and loops(text):
+        return failure(CUT, "the reply went round in a loop until the token limit; its first line is not its answer")
     if parsed is None and "=" not in first:
         # a first line that is not a step of the reasoning may open the reply with its answer ("B. Because ..."); one
         # the limit cut may name it with a phrase only where it ended ("ответ: B может" goes on)
@@ -330,19 +292,20 @@ def _read_cut(text: str, sources: tuple[str, ...] | None, read: Callable[[str, s
 def _walk(candidates: Candidates, sources: tuple[str, ...] | None, read: Callable[[str, str, str], Reading],
           context: str) -> Parsed | None:
     """The first candidate that reads as an answer or as ambiguous, as a result; None if none does."""
-    found = [(where, segment) for where, segment in candidates.found if sources is None or where in sources]
-    for index, (where, segment) in enumerate(found):
+    found = [(where, segment, index in candidates.final) for index, (where, segment) in enumerate(candidates.found)
+             if sources is None or where in sources]
+    for index, (where, segment, final) in enumerate(found):
         reading = read(where, segment, context)
         if isinstance(reading, Refused):
             return failure(reading.reason, reading.detail)
         if reading:
             if where in PHRASES:
                 # without a marker, phrases that name different answers ("A is correct if ..., C is correct
-                # otherwise") leave the answer open
-                others = {read(w, s, context) for w, s in found[index + 1:] if w in PHRASES}
+                # otherwise") leave the answer open; a final answer's phrase ("The final answer is 40") is weighed
+                # only against other final ones: the intermediate answers before it are not rivals
+                others = {read(w, s, context) for w, s, f in found[index + 1:] if w in PHRASES and f >= final}
                 others = sorted(o for o in others if isinstance(o, str) and o and o != reading)
                 if others:
                     return failure(AMBIGUOUS, f"answer phrases name {reading} and {', '.join(others)}")
             return Parsed(reading)
     return None
-

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from .. import answer_phrases
 from . import EMPTY, NO_ANSWER, Parsed, failure, register
 from .reply import FINAL_ANSWER_TAG, MARKER, PHRASES, TAG, answer_candidates, plain, strip_decoration, strip_reasoning
 
@@ -22,12 +23,29 @@ _SENTENCE_END = re.compile(r"[。！？!?]\s*\S|\.\s+\S")
 _TRAILING = re.compile(r"(?:です|でした|である|だ|となります|になります)?[。．.!！]*$")
 # Past this length, a reply with more than one sentence is an explanation, not a span.
 _SPAN_REACH = 40
+# A preamble before a colon that holds an answer phrase of any language ("The answer to your question is: Tokyo",
+# "La respuesta a tu pregunta es: Madrid"): the span is what follows the colon.
+_PREAMBLE_COLON = re.compile(r"^([^\n:：]{1,80})[:：]\s*(\S.*)$")
+
+
+def _without_preamble(line: str) -> str:
+    """A span line without an answer preamble before its colon, in any language."""
+    match = _PREAMBLE_COLON.match(line.strip())
+    if match and answer_phrases.names_answer(match.group(1) + ":"):
+        return match.group(2)
+    return line
 
 
 def _span_line(text: str) -> str | None:
     """The line that holds the span: the answer after a tag, '####' or an answer phrase, else the first line that
     is not a preamble or a restatement of the question; None where the reply has none."""
     found = answer_candidates(text).found
+    for where, segment in found:
+        if where in (TAG, MARKER) and segment.strip():
+            return segment
+    for line in text.split("\n"):
+        if _without_preamble(line) != line:
+            return _without_preamble(line)
     for where, segment in found:
         # an announcement ("以下が回答です：") names the phrase but not the span
         if (where in (TAG, MARKER) or where in PHRASES) and _TRAILING.sub("", segment.strip(" \t:：")).strip():
