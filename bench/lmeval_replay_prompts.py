@@ -18,6 +18,8 @@ import time
 
 STARTED = time.perf_counter()
 
+from replay_args import add_replay_arguments  # noqa: E402  (this folder is on the path of a script run from it)
+
 
 def read(paths: list[str]) -> list[dict]:
     rows = []
@@ -29,14 +31,7 @@ def read(paths: list[str]) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--prompts", required=True, nargs="+")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--chat", action="store_true")
-    parser.add_argument("--max-new-tokens", type=int, default=None)
-    parser.add_argument("--stop", type=json.loads, default=[], help='stop strings, a JSON list: \'["\\n"]\'')
-    parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--threads", type=int, default=None)
+    add_replay_arguments(parser)
     args = parser.parse_args(argv)
 
     import torch

@@ -14,7 +14,6 @@ text the model saw. Timings go to standard error.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -23,17 +22,12 @@ STARTED = time.perf_counter()
 
 from pathlib import Path  # noqa: E402
 
+from replay_args import add_replay_arguments  # noqa: E402  (this folder is on the path of a script run from it)
+
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="a local model directory")
-    parser.add_argument("--prompts", required=True, nargs="+")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--chat", action="store_true")
-    parser.add_argument("--max-new-tokens", type=int, default=None)
-    parser.add_argument("--stop", type=json.loads, default=[], help='stop strings, a JSON list: \'["\\n"]\'')
-    parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--threads", type=int, default=None)
+    add_replay_arguments(parser)
     args = parser.parse_args(argv)
 
     from babeleval.core import cpu_threads
