@@ -38,7 +38,8 @@ P = r"params\.yaml: "  # every message starts with the file
 
 CASES = [
     Case("unknown-builtin-model", edit_params(_set(["models", "tiny-llama", "builtin"], "tiny-lama")),
-         [P + r"invalid configuration", r"models\.tiny-llama\.builtin: 'tiny-lama' is not one of \['tiny-llama'\]"]),
+         [P + r"invalid configuration",
+          r"models\.tiny-llama\.builtin: 'tiny-lama' is not one of \['tiny-llama', 'smollm2-135m-instruct'\]"]),
     Case("unknown-backend", edit_params(_set(["models", "tiny-llama", "backend"], "hff")),
          [r"models\.tiny-llama\.backend: 'hff' is not one of"]),
     Case("missing-local-model-directory",
