@@ -61,6 +61,10 @@ def findings(tables: dict[str, pd.DataFrame]) -> list[str]:
     return out
 
 
+# what an empty table of this section says instead (report.table_html shows no box for it)
+EMPTY = "No rows: the grid has no variant set here, or too few variants, models or languages for this table."
+
+
 def render(tables: dict[str, pd.DataFrame], figure: str | Path, csv_names: dict[str, str]) -> str:
     items = "".join(f"<li>{html.escape(line)}</li>" for line in findings(tables))
     parts = ['<section id="variation">', "<h2>Prompt variation</h2>",
@@ -81,6 +85,6 @@ def render(tables: dict[str, pd.DataFrame], figure: str | Path, csv_names: dict[
                               f"({csv_names.get(key, 'the ranks table')} lists the rows)."))
             continue
         parts += [note(BEST_OF_VARIANTS) if key == "spread" else "",
-                  table_html(on_reader_scale(tables[key]), f"variation-{key}", csv_names.get(key))]
+                  table_html(on_reader_scale(tables[key]), f"variation-{key}", csv_names.get(key), empty=EMPTY)]
     parts.append("</section>")
     return "\n".join(parts)
