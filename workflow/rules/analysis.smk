@@ -50,6 +50,8 @@ rule parse_failures:
         rates=analysis_table("parse_failures"),
         reasons=analysis_table("parse_failure_reasons"),
         reasoning=analysis_table("reasoning"),
+        # where a template names an extractor model: its agreement with the rule parsers, per language
+        extractor=analysis_table("extractor_agreement"),
     input:
         leaderboard=paths.LEADERBOARD_CSV,  # every outcome table, through the leaderboard
     params:
@@ -121,6 +123,7 @@ rule report:
         parse_failures=rules.parse_failures.output.rates,
         parse_failure_reasons=rules.parse_failures.output.reasons,
         reasoning=rules.parse_failures.output.reasoning,
+        extractor_agreement=rules.parse_failures.output.extractor,
         difficulty_buckets=rules.item_difficulty.output.buckets,
         difficulty_patterns=rules.item_difficulty.output.patterns,
         crosslingual_gaps=rules.item_difficulty.output.gaps,

@@ -108,18 +108,24 @@ def model_input(wildcards):
     return grid_rules.model_input(GRID, wildcards.model)
 
 
-def generation_resources():
+def the_model(wildcards):
+    """The model a generation job asks: its {model} wildcard's (an extraction job passes its extractor instead)."""
+    return wildcards.model
+
+
+def generation_resources(model_of=the_model):
     """GPUs (babeleval.grid.resources: the model's); for an API model, its endpoint's resource, one unit per
-    request in flight.
+    request in flight. ``model_of``: wildcards -> the model the job asks.
 
     ``snakemake --resources gpu=1 api_openrouter_ai=8`` then keeps at most 8 requests in flight to that
     endpoint over the whole run, however many jobs run at once. A resource not named on the command line is
     not limited.
     """
-    resources = {"gpu": lambda w: generation_request(w.model, None)["gpu"]}
+    resources = {"gpu": lambda w: generation_request(model_of(w), None)["gpu"]}
     for name in sorted({grid_rules.api_resource(GRID, m) for m in GRID.models} - {None}):
         resources[name] = lambda w, name=name: (
-            grid_rules.api_concurrency(GRID, w.model) if grid_rules.api_resource(GRID, w.model) == name else 0)
+            grid_rules.api_concurrency(GRID, model_of(w)) if grid_rules.api_resource(GRID, model_of(w)) == name
+            else 0)
     return resources
 
 
@@ -210,25 +216,36 @@ for _checked_model in GRID.models:
         generation_request(_checked_model, _checked_task)
 
 
-def generation_limits(task):
+def generation_limits(task, model_of=the_model):
     """CPUs, memory and time of a task's generation jobs, from the model they run."""
-    return {key: (lambda w, key=key: generation_request(w.model, task).get(key, 0))
+    return {key: (lambda w, key=key: generation_request(model_of(w), task).get(key, 0))
             for key in ("mem_mb", "runtime", "cpus_per_gpu")}
 
 
-def generation_threads(task):
+def generation_threads(task, model_of=the_model):
     """Threads of a job without GPU (a GPU job's CPUs are cpus_per_gpu)."""
-    return lambda w: generation_request(w.model, task).get("threads", 1)
+    return lambda w: generation_request(model_of(w), task).get("threads", 1)
 
 
-def generation_env(wildcards):
+def generation_env(wildcards, model_of=the_model):
     """The conda environment of a model's generation jobs: vLLM and API clients need their own."""
-    return grid_rules.generation_env(GRID, wildcards.model)
+    return grid_rules.generation_env(GRID, model_of(wildcards))
 
 
 def generation_settings(task, template_name, model):
     """Decoding settings of a (model, task, template), as its records hold them (the same for every language)."""
     return grid_rules.generation_settings(GRID, model, task, template_name)
+
+
+def extractor_of(task):
+    """wildcards -> the extractor model the {template} of a task names (extract.smk)."""
+    return lambda w: grid_rules.extractor(GRID, task, w.template)
+
+
+def job_extractions(wildcards, task, templates):
+    """The extraction file of each combination of a scoring job, in the order of its files (None where the template
+    names no extractor)."""
+    return grid_rules.extraction_files(GRID, wildcards.model, task, job_templates(wildcards, templates))
 
 
 def analysis_table(name):

@@ -19,6 +19,9 @@ for _task in GRID.tasks.values():
                 # generation job rescores its combinations (CPU only, same bytes); the model is never asked again.
                 generations=job_files(paths.GENERATIONS, _task, _templates),
                 template=lambda w, task=_task.name, templates=_templates: job_template_files(w, task, templates),
+                # an extractor model's readings, where a template names one (extract.smk)
+                extractions=lambda w, task=_task.name, templates=_templates: [
+                    path for path in job_extractions(w, task, templates) if path],
             wildcard_constraints:
                 model=alternatives(_models),
             params:
@@ -28,6 +31,8 @@ for _task in GRID.tasks.values():
                 # what ran, resolved once at validation (babeleval.grid.resolve), one record per combination in the
                 # order of the files: its metrics and what they need; written into its scores file's provenance
                 records=lambda w, task=_task.name, templates=_templates: job_records(w, task, templates),
+                # each combination's extraction file, in the order of the files, or None (the inputs above)
+                extractions=lambda w, task=_task.name, templates=_templates: job_extractions(w, task, templates),
             threads: CPU_THREADS
             resources:
                 **CPU_RESOURCES,

@@ -9,4 +9,5 @@ tables = parse_failures.tables(load_outcomes(snakemake.params.outcomes, PARSE_RE
 write_csv(tables["rates"], snakemake.output.rates)
 write_csv(tables["reasons"], snakemake.output.reasons)
 write_csv(tables["reasoning"], snakemake.output.reasoning)
+write_csv(tables["extractor"], snakemake.output.extractor)
 logging.info("%d combinations, %d reason rows", len(tables["rates"]), len(tables["reasons"]))

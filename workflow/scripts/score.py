@@ -11,9 +11,9 @@ out, inp = snakemake.output, snakemake.input
 with synced_at_end():
     # one resolved record per combination (babeleval.grid.records), in the order of the job's files: its metrics and
     # what they need, and its provenance
-    for record, generations, prompts, raw, scores, outcomes in zip(snakemake.params.records, inp.generations,
-                                                                   snakemake.params.prompts, out.raw, out.scores,
-                                                                   out.outcomes, strict=True):
+    for record, generations, prompts, raw, scores, outcomes, extractions in zip(
+            snakemake.params.records, inp.generations, snakemake.params.prompts, out.raw, out.scores, out.outcomes,
+            snakemake.params.extractions, strict=True):
         task, language, template = (record["prompts"][key] for key in ("task", "language", "template"))
         summary = job.score_files(
             generations=generations,
@@ -22,6 +22,7 @@ with synced_at_end():
             raw_out=raw,
             scores_out=scores,
             outcomes_out=outcomes,
+            extractions=extractions,
             labels={"model": model, "task": task, "language": language, "template": template},
             metric_options=record["metric_options"],
             provenance=provenance.for_scores(config=snakemake.config, model=model, task=task, language=language,

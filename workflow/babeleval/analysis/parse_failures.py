@@ -32,6 +32,10 @@ REASON_COLUMNS = ["model", "task", "language", "template", "rank", "reason", "co
 REASONING_COLUMNS = ["model", "task", "language", "template", "n", "with_reasoning", "reasoning_chars_mean",
                      "reasoning_chars_median", "cut_while_reasoning_pct", "answers_with_script",
                      "answer_off_script_pct"]
+# Per combination whose template names an extractor model (babeleval.score.extraction): what it was asked, where
+# both it and the rule parser read an answer and how often they agree, and the failures its answers resolved.
+EXTRACTOR_COLUMNS = ["model", "task", "language", "template", "extractor", "n", "asked", "both_read", "agree",
+                     "agreement_pct", "rule_failures", "from_extractor", "extractor_no_answer"]
 EXAMPLE_CHARS = 200
 UNKNOWN = "(no reason given)"
 
@@ -75,7 +79,8 @@ def tables(raw: Mapping[Combo, list[dict[str, Any]]], top: int = 5) -> dict[str,
                                 "example_response": _response(example)})
     return {"rates": pd.DataFrame(rate_rows, columns=RATE_COLUMNS),
             "reasons": pd.DataFrame(reason_rows, columns=REASON_COLUMNS),
-            "reasoning": reasoning_table(raw)}
+            "reasoning": reasoning_table(raw),
+            "extractor": extractor_table(raw)}
 
 
 def reasoning_table(raw: Mapping[Combo, list[dict[str, Any]]]) -> pd.DataFrame:
@@ -97,3 +102,23 @@ def reasoning_table(raw: Mapping[Combo, list[dict[str, Any]]]) -> pd.DataFrame:
                      "answer_off_script_pct": round(100 * sum(not ok for ok in judged) / len(judged), 2)
                      if judged else float("nan")})
     return pd.DataFrame(rows, columns=REASONING_COLUMNS)
+
+
+def extractor_table(raw: Mapping[Combo, list[dict[str, Any]]]) -> pd.DataFrame:
+    """Per (model, task, language, template) with an extractor: its agreement with the rule parser where both read
+    an answer, and of the replies the rules could not read, how many the extractor answered and how many not."""
+    rows = []
+    for combo in sorted(raw):
+        records = [r for r in raw[combo] if "extractor_asked" in r]
+        if not records:
+            continue  # no extractor named, or scored before one was
+        both = [r for r in records if r.get("rule_answer") is not None and r.get("extractor_answer") is not None]
+        agree = sum(r["rule_answer"] == r["extractor_answer"] for r in both)
+        failed_asked = [r for r in records if r.get("rule_answer") is None and r.get("extractor_asked")]
+        rows.append({**combo._asdict(), "extractor": records[0].get("extractor"), "n": len(records),
+                     "asked": sum(bool(r.get("extractor_asked")) for r in records), "both_read": len(both),
+                     "agree": agree, "agreement_pct": round(100 * agree / len(both), 2) if both else float("nan"),
+                     "rule_failures": sum(r.get("rule_answer") is None for r in records),
+                     "from_extractor": sum(r.get("answer_source") == "extractor" for r in records),
+                     "extractor_no_answer": sum(r.get("extractor_answer") is None for r in failed_asked)})
+    return pd.DataFrame(rows, columns=EXTRACTOR_COLUMNS)

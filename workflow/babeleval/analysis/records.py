@@ -28,7 +28,9 @@ from ..core.jsonl import atomic_open, read_jsonl
 CORRECTNESS = ("id", "correct")
 # what the parse-failure tables read: the parse result, and the reply's structure (babeleval.score.parsers.structure)
 PARSE_RESULTS = ("id", "parsed", "parse_error", "response", "reasoning_chars", "cut_while_reasoning",
-                 "answer_in_script")
+                 "answer_in_script",
+                 # where a template names an extractor: both readings (babeleval.score.extraction)
+                 "answer_source", "rule_answer", "extractor_answer", "extractor_asked", "extractor")
 
 
 class Outcomes(Mapping):

@@ -29,8 +29,8 @@ from .settings import AnalysisSettings
 MAX_ROWS = 200
 TEMPLATE = "report.html.j2"
 TABLE_KEYS = ["leaderboard", "sensitivity", "rank_stability", "significance_templates", "significance_models",
-              "parse_failures", "parse_failure_reasons", "reasoning", "difficulty_buckets", "difficulty_patterns",
-              "crosslingual_gaps", "crosslingual_items"]
+              "parse_failures", "parse_failure_reasons", "reasoning", "extractor_agreement", "difficulty_buckets",
+              "difficulty_patterns", "crosslingual_gaps", "crosslingual_items"]
 # figure kind -> caption; a task lacking a kind gets the reason instead
 CAPTIONS = {
     "heatmap": "{task}: headline metric, models x languages, one panel per template",
@@ -276,11 +276,30 @@ def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], 
         significance_models_table=table("significance_models", sig_drop),
         parse_failures_table=table("parse_failures"), parse_failure_reasons_table=table("parse_failure_reasons"),
         reasoning_table=table("reasoning"),
+        extractor_lines=extractor_lines(tables["extractor_agreement"]),
+        extractor_agreement_table=table("extractor_agreement") if not tables["extractor_agreement"].empty
+        else Markup(""),
         difficulty_buckets_table=table("difficulty_buckets"), difficulty_patterns_table=table("difficulty_patterns"),
         crosslingual_gaps_table=table("crosslingual_gaps"), crosslingual_items_table=table("crosslingual_items"),
         sections=[Markup(section) for section in sections],
     )
     return page
+
+
+def extractor_lines(agreement: pd.DataFrame) -> list[str]:
+    """One sentence per (model, task, template, extractor) of the extractor-agreement table, over its languages."""
+    lines = []
+    if agreement.empty:
+        return lines
+    for (model, task, template, extractor), rows in agreement.groupby(["model", "task", "template", "extractor"],
+                                                                       sort=True):
+        both, agree = int(rows["both_read"].sum()), int(rows["agree"].sum())
+        failures, rescued = int(rows["rule_failures"].sum()), int(rows["from_extractor"].sum())
+        share = f" ({100 * agree / both:.0f}%)" if both else ""
+        lines.append(f"{model}, {task} / {template}: extractor {extractor} agreed with the rule parser on {agree} of "
+                     f"the {both} replies both read{share}; of the {failures} replies the rules could not read, it "
+                     f"answered {rescued}.")
+    return lines
 
 
 def write_report(out: str | Path, csvs: dict[str, str | Path], figures: dict[str, dict[str, str]],

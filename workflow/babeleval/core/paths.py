@@ -32,6 +32,12 @@ SCORES_DIR = "results/scores"
 USAGE = "results/usage/{model}/{task}/{template}.json"
 SHARED_PREFIX_USAGE = "results/usage/{model}/{task}/shared_prefix/{base}.json"
 
+# an extractor model's replies about a combination's replies (babeleval.score.extraction), where its template names
+# one; and what its job paid for, filed under the model whose replies it read (the file names the extractor)
+EXTRACTIONS = "results/extractions/{model}/{task}/{language}/{template}.jsonl"
+EXTRACTION_USAGE = "results/usage/{model}/{task}/extraction/{template}.json"
+EXTRACTION_PROMPT = "prompts/extraction.yaml"
+
 # kept between runs: each model's response cache, and the models the workflow builds
 CACHE = "results/cache/{model}.sqlite"
 BUILT_MODEL = "results/models/{builtin}"

@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..core.errors import BabelevalError, ConfigError, TemplateError
+from ..generate.backends import get_backend
+from ..generate.backends.config import ModelConfig
 from ..prompts.answer_slot import HOLDS
 from ..prompts.templates import Template, load_template
 from .variants import budget_plans, check_variant, grid_template_names
@@ -127,3 +129,20 @@ def check_metrics(family: Family, mode: str, names: tuple[str, ...]) -> str | No
         return (f"metric{'s' if len(wrong) > 1 else ''} {', '.join(wrong)} cannot be computed for a {family.name} task "
                 f"in mode '{mode}' (it can report: {', '.join(allowed)})")
     return None
+
+
+def check_extractors(tasks: dict[str, TaskEntry], models: dict[str, ModelConfig], source_file: str) -> None:
+    """Every template's ``extractor`` names a model of the grid that can generate text (its backend answers
+    generate templates): a misspelt name stops the run here, before any model loads."""
+    for task in tasks.values():
+        for template in task.templates.values():
+            name = template.extractor
+            if name is None:
+                continue
+            where = f"{source_file}: tasks.{task.name}.templates: {template.path}: extractor"
+            if name not in models:
+                raise ConfigError(f"{where}: '{name}' is not a model of {source_file} (models: "
+                                  f"{', '.join(sorted(models))}); name one of them, or add its entry under models")
+            why = get_backend(models[name].backend).unsupported_modes(models[name]).get("generate")
+            if why:
+                raise ConfigError(f"{where}: model '{name}' cannot generate the extraction's reply: {why}")

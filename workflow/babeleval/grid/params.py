@@ -23,7 +23,7 @@ from ..generate.backends.config import ModelConfig
 from ..generate.builtin_models import BUILTINS
 from ..generate.preflight import check_model_location
 from ..tasks import TASKS
-from .entries import task_entry
+from .entries import check_extractors, task_entry
 from .language_codes import check_language_codes
 from .holes import plan_runs
 from .records import Grid
@@ -131,6 +131,7 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
     check_language_codes(params["tasks"], source_file)
     models = {name: _model_config(name, entry, source_file, root) for name, entry in params["models"].items()}
     tasks = {name: task_entry(name, entry, params, source_file, root) for name, entry in params["tasks"].items()}
+    check_extractors(tasks, models, source_file)
     runs, omitted = plan_runs(models, params["models"], tasks, source_file)
     outputs, prompts, records = resolve(models, tasks, params["decoding"], params["seed"], runs)
     return Grid(

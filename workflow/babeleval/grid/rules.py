@@ -15,6 +15,7 @@ from ..generate import gguf
 from ..generate.backends import BackendType, get_backend
 from ..generate.builtin_models import get_builtin
 from ..prompts.variants import input_files
+from ..score import extraction
 from ..tasks import get_task
 from .records import Grid
 
@@ -206,3 +207,40 @@ def budgeted_files(grid: Grid, pattern: str, budgeted: bool = True) -> list[str]
 def has_budgets(grid: Grid) -> bool:
     """Whether the grid has a budgeted variant set (then the report shows its estimates)."""
     return any(task.budgets for task in grid.tasks.values())
+
+
+# -- the extractor model (babeleval.score.extraction; workflow/rules/extract.smk) ----------------------------------
+
+
+def extracted_templates(grid: Grid, task: str) -> list[str]:
+    """The templates of a task that name an extractor model: each gets an extraction job per model running it."""
+    return [name for name, template in grid.tasks[task].templates.items() if template.extractor is not None]
+
+
+def extractor(grid: Grid, task: str, template: str) -> str | None:
+    """The model a template names to extract answers, or None."""
+    return grid.tasks[task].templates[template].extractor
+
+
+def task_family(grid: Grid, task: str) -> str:
+    """The family of a task (how its answers are read and judged)."""
+    return get_task(task).FAMILY
+
+
+def extraction_models(grid: Grid, task: str) -> list[str]:
+    """The models whose replies to a task are read by an extractor (they run a template that names one)."""
+    named = set(extracted_templates(grid, task))
+    return [model for model in grid.models_of(task) if named & set(grid.templates_of(model, task))]
+
+
+def extraction_files(grid: Grid, model: str, task: str, templates: list[str]) -> list[str | None]:
+    """The extraction file of each combination of a scoring job, in the order of its files (each template's
+    languages): None where the template names no extractor."""
+    languages = grid.tasks[task].languages
+    return [paths.EXTRACTIONS.format(model=model, task=task, language=language, template=name)
+            if extractor(grid, task, name) else None for name in templates for language in languages]
+
+
+def extraction_settings(grid: Grid, model: str) -> dict[str, Any]:
+    """The extractor's decoding settings: the extraction prompt's, capped by the model entry's max_new_tokens."""
+    return extraction.settings(extraction.load_prompt(), grid.models[model].max_new_tokens)

@@ -117,7 +117,8 @@ def add_costs(summary: Summary, root: Path, started: float) -> None:
             usage = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        model = path.relative_to(usage_dir).parts[0]
+        # an extraction job's file lies under the model it read, and names the model it asked
+        model = str(usage.get("model") or path.relative_to(usage_dir).parts[0])
         cost = summary.costs.setdefault(model, ModelCost())
         tokens = usage.get("tokens_computed") or {}
         cost.jobs += 1

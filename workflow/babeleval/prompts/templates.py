@@ -16,7 +16,8 @@ the score file then records; otherwise that stops the run); ``continuation`` (th
 scored for each choice, loglikelihood only); ``choices`` (the words a
 classification task's labels are shown and scored as, in the task's label
 order: JNLI's 含意/矛盾/中立); ``generation`` and ``parser`` (generate only);
-``metrics`` (what to report, else the task family's defaults);
+``extractor`` (generate only: a params.yaml model that reads the answer where the
+parser fails, ``babeleval.score.extraction``); ``metrics`` (what to report, else the task family's defaults);
 ``description`` and ``reference`` (where the protocol comes from);
 ``layout`` and ``variations`` (a template family: its format as parts and the
 axes its variants vary, see ``babeleval.prompts.variants``); ``protocol`` (the published harness whose
@@ -61,7 +62,8 @@ SAMPLERS = ("random", "first", "stratified")
 _FILE_NODES = (jinja2.nodes.Include, jinja2.nodes.Import, jinja2.nodes.FromImport, jinja2.nodes.Extends)
 
 _TOP_KEYS = {"description", "reference", "protocol", "mode", "fewshot", "preamble", "prompt", "target", "continuation",
-             "choices", "choice_labels", "answer_slot", "generation", "parser", "metrics", "layout", "variations"}
+             "choices", "choice_labels", "answer_slot", "generation", "parser", "extractor", "metrics", "layout",
+             "variations"}
 _FEWSHOT_KEYS = {"n", "sampler", "language", "separator", "allow_fewer"}
 _GENERATION_KEYS = {"decoding", "max_new_tokens", "stop"}
 _USING_KEYS = {"use", "description", "reference"}  # all a file that uses another task's template may set
@@ -106,6 +108,8 @@ class Template:
     uses: Path | None = None  # the template file this one uses (``use: <task>/<name>``), else None
     labels: tuple[str, ...] | None = None  # ``choice_labels``: the options' labels, else A, B, C ...
     answer_slot: SlotSpec | None = None  # constrained answers (opt-in), else None
+    # a params.yaml model that reads the answer where the rule parsers fail (opt-in; babeleval.score.extraction)
+    extractor: str | None = None
 
     def choice_labels(self, n: int, language: str | None = None) -> list[str]:
         """The labels of ``n`` choices, in order: what the prompt shows, the letter parser reads and the score
@@ -256,13 +260,14 @@ def _from_fields(task: str, name: str, path: Path, fields: dict, digest: str) ->
     answer_slot = SlotSpec.from_fields(fields.get("answer_slot"), path)
     if answer_slot is not None and mode != "generate":
         raise TemplateError(f"{path}: 'answer_slot' constrains a generated answer; a {mode} template has none")
+    extractor = _extractor(path, fields, mode)
 
     template = Template(
         task=task, name=name, path=path, mode=mode, prompt=prompt, target=target,
         description=str(fields.get("description", "")).strip(), reference=str(fields.get("reference", "")).strip(),
         continuation=continuation, parser=parser, fewshot=fewshot, generation=generation, sha256=digest,
         preamble=preamble, choices=choices, metrics=metrics, protocol=_protocol(path, fields), labels=labels,
-        answer_slot=answer_slot,
+        answer_slot=answer_slot, extractor=extractor,
     )
     for key, source in (("preamble", preamble), ("prompt", prompt), ("target", target), ("continuation", continuation)):
         if source is not None:
@@ -285,6 +290,19 @@ def _choice_labels(path: Path, fields: dict) -> tuple[str, ...] | None:
                 raise TemplateError(f"{path}: 'choice_labels' names {other!r} and {label!r}, which read as the same "
                                     "label; give each choice its own")
     return tuple(label.strip() for label in labels)
+
+
+def _extractor(path: Path, fields: dict, mode: str) -> str | None:
+    """The ``extractor``: the name of a params.yaml model (that it is one is checked with the grid,
+    ``babeleval.grid.entries``), for a generated answer only."""
+    name = fields.get("extractor")
+    if name is None:
+        return None
+    if mode != "generate":
+        raise TemplateError(f"{path}: 'extractor' reads a generated answer; a {mode} template has none")
+    if not isinstance(name, str) or not name.strip():
+        raise TemplateError(f"{path}: 'extractor' must name a model of params.yaml `models`, got {name!r}")
+    return name.strip()
 
 
 def _protocol(path: Path, fields: dict) -> Protocol:

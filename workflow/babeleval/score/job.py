@@ -22,23 +22,25 @@ from ..prompts.render import evaluated_items
 from ..prompts.templates import Template, load_template
 from ..tasks import get_task
 from ..tasks.families import get_family
-from . import outcomes, scorers
+from . import extraction, outcomes, scorers
 from .metrics import compute_all
 
 
 def score_combination(records: list[dict[str, Any]], template: Template, family: str = "multiple_choice",
                       metric_options: dict[str, Any] | None = None, metric_names: tuple[str, ...] | None = None,
-                      on_scored: Callable[[int], None] | None = None
+                      on_scored: Callable[[int], None] | None = None,
+                      extracted: dict[Any, dict[str, Any]] | None = None
                       ) -> tuple[list[dict], dict[str, float], dict[str, str]]:
     """Per-item raw records (the generation plus what scoring made of it), the metrics and their signatures.
 
     ``metric_names``: the metrics of the combination's resolved record (``babeleval.grid.records``); without one,
     the template's (its ``metrics:``, else the family's defaults). ``on_scored``: called with the number of
-    records scored so far after each one (a progress line for a large task).
+    records scored so far after each one (a progress line for a large task). ``extracted``: the extractor's
+    records by item id, where the template names an extractor (``babeleval.score.extraction``).
     """
     scored = []
     for record in records:
-        scored.append(scored_record(record, template, family))
+        scored.append(scored_record(record, template, family, (extracted or {}).get(record.get("id"))))
         if on_scored is not None:
             on_scored(len(scored))
     names = get_family(family).reported_metrics(
@@ -47,7 +49,8 @@ def score_combination(records: list[dict[str, Any]], template: Template, family:
     return scored, metrics, signatures
 
 
-def scored_record(record: dict[str, Any], template: Template, family: str) -> dict[str, Any]:
+def scored_record(record: dict[str, Any], template: Template, family: str,
+                  extracted: dict[str, Any] | None = None) -> dict[str, Any]:
     """A raw record: the generation record and what scoring made of it, less the prompt's text.
 
     The text stays in the generations file, under the same id (the scores file's provenance holds that file's
@@ -55,7 +58,7 @@ def scored_record(record: dict[str, Any], template: Template, family: str) -> di
     record's 33 KB) and of the scoring jobs' writing.
     """
     kept = {key: value for key, value in record.items() if key not in PROMPT_TEXT}
-    return {**kept, **scorers.score_record(family, record, template)}
+    return {**kept, **scorers.score_record(family, record, template, extracted)}
 
 
 def check_records(records: list[dict[str, Any]], where: str, template: Template, family: str) -> None:
@@ -78,6 +81,18 @@ def fewshot_shown(template: Template, records: list[dict[str, Any]]) -> dict[str
     return {"asked": n, "fewest_shown": min(shown, default=n), "items_shown_fewer": sum(k < n for k in shown)}
 
 
+def extractor_summary(name: str, scored: list[dict[str, Any]], extracted: dict[Any, dict[str, Any]]
+                      ) -> dict[str, Any]:
+    """What the extractor did for a combination: asked, answers it gave that count, where both read one and agreed."""
+    both = [r for r in scored if r.get(extraction.RULE_ANSWER) is not None and r.get(extraction.EXTRACTOR_ANSWER) is not None]
+    first = next(iter(extracted.values()), {})
+    return {"model": name, "model_fingerprint_sha256": first.get("model_fingerprint_sha256"),
+            "asked": sum(bool(r.get(extraction.EXTRACTOR_ASKED)) for r in scored),
+            "answers_from_extractor": sum(r.get(extraction.ANSWER_SOURCE) == extraction.EXTRACTOR for r in scored),
+            "both_read": len(both),
+            "agree": sum(r[extraction.RULE_ANSWER] == r[extraction.EXTRACTOR_ANSWER] for r in both)}
+
+
 def budget_fields(resolved: dict[str, Any] | None) -> dict[str, Any]:
     """For a variant of a budgeted set (its resolved record's prompts carry the plan): ``budgeted``, ``n_full``
     (the items the variant would answer in full: the prepared items up to the limit) and the plan, so that no
@@ -92,9 +107,11 @@ def budget_fields(resolved: dict[str, Any] | None) -> dict[str, Any]:
 
 def score_files(*, generations: str, template_task: str, template_name: str, raw_out: str, scores_out: str,
                 labels: dict[str, str], metric_options: dict[str, Any] | None = None,
-                provenance: dict[str, Any] | None = None, outcomes_out: str | None = None) -> dict[str, Any]:
+                provenance: dict[str, Any] | None = None, outcomes_out: str | None = None,
+                extractions: str | None = None) -> dict[str, Any]:
     """Score one generations file: write the per-item raw records, the scores summary and, with ``outcomes_out``,
-    the outcome table analysis reads (``babeleval.score.outcomes``).
+    the outcome table analysis reads (``babeleval.score.outcomes``). ``extractions``: the extractor's file for
+    these replies, where the template names one (``babeleval.score.extraction``).
 
     With ``provenance`` (``babeleval.score.provenance.for_scores``), the family and metrics are its resolved record's.
     """
@@ -106,7 +123,9 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
     check_records(records, generations, template, family)
     # a large task (thousands of items, sentence-level chrF) takes a while: say how far it got
     progress = Progress(len(records), what="scored", unit="items")
-    scored, metrics, signatures = score_combination(records, template, family, metric_options, names, progress.tick)
+    extracted = extraction.by_id(extractions)
+    scored, metrics, signatures = score_combination(records, template, family, metric_options, names, progress.tick,
+                                                    extracted)
     write_jsonl(raw_out, scored)
     if outcomes_out is not None:
         outcomes.write(outcomes_out, scored)
@@ -131,6 +150,8 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
     }
     if template.fewshot.n:
         summary["fewshot"] = fewshot_shown(template, scored)
+    if template.extractor is not None:
+        summary["extractor"] = extractor_summary(template.extractor, scored, extracted or {})
     if signatures:
         summary["signatures"] = signatures
     write_json(scores_out, summary)

@@ -24,12 +24,16 @@ from ..core.jsonl import atomic_open, dumps
 
 # Fields analysis reads; besides these, a record keeps its numbers and booleans (per-item metrics such as f1).
 KEPT = frozenset({"id", "language", "parsed", "parse_error", "response", "prediction", "gold", "answer",
-                  "reasoning_script", "answer_script"})
+                  "reasoning_script", "answer_script",
+                  # where a template names an extractor (babeleval.score.extraction): where the answer came from, and
+                  # what the rules and the extractor read
+                  "answer_source", "rule_answer", "extractor_answer", "extractor_error", "extractor"})
 RESPONSE_CHARS = 500
 # the number of choices an item offered (its chance level): the one thing of the choices analysis reads
 N_CHOICES = "n_choices"
 # the columns a metric never reads: a step that only recomputes metrics leaves them unread
-TEXT_ONLY = ("response", "language", "reasoning_script", "answer_script")
+TEXT_ONLY = ("response", "language", "reasoning_script", "answer_script", "answer_source", "rule_answer",
+             "extractor_answer", "extractor_error", "extractor")
 _JSON_COLUMNS = b"babeleval.json_columns"
 _PLAIN = (bool, int, float, str)
 

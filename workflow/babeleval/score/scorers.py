@@ -24,13 +24,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..prompts.templates import Template
+from . import extraction
 from .metrics import argmax, length_normalised
-from .parsers import get_parser, parse
+from .parsers import Parsed, get_parser
 from .parsers.structure import facts
 from .qa import best_over_golds
+from .reading import shown_labels
 
 
-def score_choice(record: dict[str, Any], template: Template) -> dict[str, Any]:
+def score_choice(record: dict[str, Any], template: Template, parsed: Parsed | None) -> dict[str, Any]:
     answer = record["answer"]
     choices = record["choices"]
     if template.mode == "loglikelihood":
@@ -40,13 +42,9 @@ def score_choice(record: dict[str, Any], template: Template) -> dict[str, Any]:
         return {"prediction": pred, "prediction_norm": pred_norm, "parsed": True, "parse_error": None,
                 "gold": record["continuations"][answer].strip(),
                 "correct": pred == answer, "correct_norm": pred_norm == answer}
-    parser = get_parser(template.parser)
-    # the labels the prompt showed (the template's own, a variant's enumerators, else A, B, C ...) are read back
-    shown = template.choice_labels(len(choices), record.get("language"))
-    parsed = parse(template.parser, record.get("response"), n_choices=len(choices), labels=choices,
-                   language=record.get("language"), finish_reason=record.get("finish_reason"),
-                   choice_labels=shown, options=choices)
-    if parser.kind == "letter":
+    assert parsed is not None
+    if get_parser(template.parser).kind == "letter":
+        shown = shown_labels(record, template)
         gold = shown[answer]
         prediction = shown.index(parsed.answer) if parsed.ok else None
     else:
@@ -56,23 +54,19 @@ def score_choice(record: dict[str, Any], template: Template) -> dict[str, Any]:
             "parse_error": parsed.error, "gold": gold, "correct": prediction == answer}
 
 
-def score_extractive_qa(record: dict[str, Any], template: Template) -> dict[str, Any]:
+def score_extractive_qa(record: dict[str, Any], template: Template, parsed: Parsed) -> dict[str, Any]:
     golds = list(record["answer"])
-    parsed = parse(template.parser, record.get("response"))
     em, f1 = best_over_golds(parsed.answer if parsed.ok else None, golds)
     return {"prediction": parsed.answer, "parsed": parsed.ok, "parse_error": parsed.error, "gold": golds,
             "correct": em == 1.0, "exact_match": em, "f1": f1}
 
 
-def score_translation(record: dict[str, Any], template: Template) -> dict[str, Any]:
-    parsed = parse(template.parser, record.get("response"))
+def score_translation(record: dict[str, Any], template: Template, parsed: Parsed) -> dict[str, Any]:
     return {"prediction": parsed.answer, "parsed": parsed.ok, "parse_error": parsed.error,
             "gold": record["answer"], "correct": None}
 
 
-def score_math(record: dict[str, Any], template: Template) -> dict[str, Any]:
-    parsed = parse(template.parser, record.get("response"), language=record.get("language"),
-                   finish_reason=record.get("finish_reason"))
+def score_math(record: dict[str, Any], template: Template, parsed: Parsed) -> dict[str, Any]:
     gold = record["answer"]
     return {"prediction": parsed.answer, "parsed": parsed.ok, "parse_error": parsed.error, "gold": gold,
             "correct": parsed.ok and parsed.answer == gold}
@@ -87,9 +81,17 @@ SCORERS = {
 }
 
 
-def score_record(family: str, record: dict[str, Any], template: Template) -> dict[str, Any]:
-    scored = SCORERS[family](record, template)
-    if template.mode == "generate":  # the reply's structure: reasoning length and script, cut while reasoning
+def score_record(family: str, record: dict[str, Any], template: Template,
+                 extracted: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A record scored. ``extracted``: the extractor model's record for the item, where the template names an
+    extractor and the item was asked (``babeleval.score.extraction``); its answer counts only where the rule
+    parser failed and the extractor's reply parses by the same rule parser."""
+    if template.mode != "generate":
+        scored = SCORERS[family](record, template, None)
+    else:
+        parsed, sources = extraction.answer(family, record, template, extracted)
+        scored = {**SCORERS[family](record, template, parsed), **sources}
+        # the reply's structure: reasoning length and script, cut while reasoning
         scored.update(facts(record.get("response"), record.get("language")))
     if record.get("question_cut"):
         scored.update(question_cut(record, scored))

@@ -1,0 +1,199 @@
+"""An extractor model: where a template names one (``extractor: <model>``), it reads the answer of a reply the rule
+parsers could not read. Off by default.
+
+The extractor is any model of params.yaml ``models``. It is asked with one fixed prompt, ``prompts/extraction.yaml``
+(the same for every task and language), through the generation machinery: its answers go into its own response
+cache and its calls into a usage file (``babeleval.core.paths.EXTRACTION_USAGE``), which the run summary counts
+under the extractor's name. A job per (model, task, template) asks it (workflow/rules/extract.smk) and writes one
+file per language (``babeleval.core.paths.EXTRACTIONS``); the scoring job reads them.
+
+What it is asked, and what its reply may change:
+
+- every reply the rule parser read (so that its agreement with the rules is measured, per language: the
+  ``extractor_agreement`` table) and every reply it failed on as ``no answer`` or ``ambiguous``, a complete
+  reply whose answer the rules did not find. A reply with no final answer to copy is not asked: empty, cut
+  while reasoning, cut at the length limit without an explicit answer, a placeholder, an expression where a
+  number was asked;
+- its reply is read by the template's own parser, with the item's labels, language and answer kind
+  (``babeleval.score.reading``), exactly as the model's reply was; ``NONE`` is ``no answer``. Nothing is coerced:
+  a reply that does not parse leaves the item a parse failure with the rule parser's reason;
+- its answer counts only where the rule parser failed. Each scored record says where its answer came from
+  (``answer_source``: ``rules``, ``extractor`` or null where neither read one) and keeps both readings
+  (``rule_answer``, ``extractor_answer``, ``extractor_error``; ``extractor_asked``, ``extractor``: its name).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import logging
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import yaml
+
+from ..core import cpu_threads
+from ..core.errors import TemplateError
+from ..core.jsonl import read_jsonl, write_jsonl
+from ..core.paths import EXTRACTION_PROMPT as PROMPT_FILE
+from ..prompts.sandbox import render
+from ..prompts.templates import Template, load_template
+from .parsers import AMBIGUOUS, KINDS, NO_ANSWER, Parsed, failure, get_parser, reason_of
+from .reading import CHOICE_FAMILIES, read, shown_labels
+
+log = logging.getLogger(__name__)
+
+NONE = "NONE"  # what the extractor writes where the reply gives no answer
+# the rule parsers' failures whose reply is complete and may still hold an answer the rules did not find
+EXTRACTABLE = (NO_ANSWER, AMBIGUOUS)
+
+# a scored record's fields (written only for templates that name an extractor)
+ANSWER_SOURCE, RULE_ANSWER, EXTRACTOR_ANSWER, EXTRACTOR_ERROR, EXTRACTOR_ASKED, EXTRACTOR_MODEL = (
+    "answer_source", "rule_answer", "extractor_answer", "extractor_error", "extractor_asked", "extractor")
+RULES, EXTRACTOR = "rules", "extractor"
+
+
+@dataclass(frozen=True)
+class ExtractionPrompt:
+    """``prompts/extraction.yaml``: the prompt, each answer kind's instruction and the reply's limits."""
+
+    text: str
+    formats: Mapping[str, str]
+    max_new_tokens: int
+    reply_chars: int
+    sha256: str
+
+    def render(self, reply: str, kind: str, labels: Sequence[str] = (),
+               options: Sequence[tuple[str, str]] = ()) -> str:
+        if len(reply) > self.reply_chars:
+            reply = "..." + reply[-self.reply_chars:]
+        form = render(self.formats[kind], {"labels": list(labels)})
+        return render(self.text, {"reply": reply.strip(), "options": list(options), "format": form, "no_answer": NONE})
+
+
+def load_prompt(root: str | Path = ".") -> ExtractionPrompt:
+    """The extraction prompt file, checked: a missing key or kind is a ``TemplateError`` naming the file."""
+    path = Path(root) / PROMPT_FILE
+    try:
+        raw = path.read_bytes()
+        fields = yaml.safe_load(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise TemplateError(f"{path}: cannot read the extraction prompt: {exc}") from None
+    if not isinstance(fields, dict) or not isinstance(fields.get("prompt"), str):
+        raise TemplateError(f"{path}: expected a mapping with 'prompt' (the extraction prompt's text)")
+    formats = fields.get("formats")
+    if not isinstance(formats, dict) or set(formats) != set(KINDS) or not all(
+            isinstance(v, str) for v in formats.values()):
+        raise TemplateError(f"{path}: 'formats' must give one instruction for each answer kind: {', '.join(KINDS)}")
+    limits = {key: fields.get(key) for key in ("max_new_tokens", "reply_chars")}
+    for key, value in limits.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise TemplateError(f"{path}: '{key}' must be a whole number >= 1")
+    return ExtractionPrompt(fields["prompt"], dict(formats), limits["max_new_tokens"], limits["reply_chars"],
+                            hashlib.sha256(raw).hexdigest())
+
+
+def settings(prompt: ExtractionPrompt, model_cap: int | None) -> dict[str, Any]:
+    """The extractor's decoding settings (greedy, short), as its cache keys and records hold them."""
+    cap = prompt.max_new_tokens if model_cap is None else min(prompt.max_new_tokens, model_cap)
+    return {"mode": "generate", "do_sample": False, "max_new_tokens": cap, "stop": []}
+
+
+def asked(parsed: Parsed) -> bool:
+    """Whether the extractor is asked about a reply the rule parser read as ``parsed``."""
+    return parsed.ok or reason_of(parsed.error or "") in EXTRACTABLE
+
+
+def request_rows(records: Sequence[dict[str, Any]], template: Template, family: str,
+                 prompt: ExtractionPrompt) -> list[dict[str, Any]]:
+    """The extractor's requests for one generations file: an item id and its extraction prompt each."""
+    kind = get_parser(template.parser).kind
+    rows = []
+    for record in records:
+        if not asked(read(family, record, template, record.get("response"), record.get("finish_reason"))):
+            continue
+        labels: Sequence[str] = ()
+        options: list[tuple[str, str]] = []
+        if family in CHOICE_FAMILIES:
+            labels = shown_labels(record, template) if kind == "letter" else record["choices"]
+            options = list(zip(labels, record["choices"])) if kind == "letter" else []
+        rows.append({"id": record["id"], "language": record.get("language"),
+                     "prompt": prompt.render(record["response"], kind, labels, options)})
+    return rows
+
+
+def read_extracted(family: str, record: dict[str, Any], template: Template, extracted: dict[str, Any]) -> Parsed:
+    """The extractor's reply read by the template's parser; ``NONE`` (the prompt's word for no answer) fails."""
+    reply = extracted.get("response")
+    if isinstance(reply, str) and reply.strip().strip(".:;!。").upper() == NONE:
+        return failure(NO_ANSWER, "the extractor found none")
+    return read(family, record, template, reply, extracted.get("finish_reason"))
+
+
+def answer(family: str, record: dict[str, Any], template: Template, extracted: dict[str, Any] | None
+           ) -> tuple[Parsed, dict[str, Any]]:
+    """The item's answer and, for a template with an extractor, where it came from and both readings.
+
+    The rule parser's answer stands wherever it read one; the extractor's is taken only where the rules failed
+    on a complete reply and the extractor's reply parses."""
+    rule = read(family, record, template, record.get("response"), record.get("finish_reason"))
+    if template.extractor is None:
+        return rule, {}
+    fields: dict[str, Any] = {EXTRACTOR_MODEL: template.extractor, ANSWER_SOURCE: RULES if rule.ok else None,
+                              RULE_ANSWER: rule.answer,
+                              EXTRACTOR_ASKED: extracted is not None, EXTRACTOR_ANSWER: None, EXTRACTOR_ERROR: None}
+    if extracted is None or not asked(rule):
+        return rule, fields
+    reading = read_extracted(family, record, template, extracted)
+    fields.update({EXTRACTOR_ANSWER: reading.answer, EXTRACTOR_ERROR: reading.error})
+    if rule.ok or not reading.ok:
+        return rule, fields
+    fields[ANSWER_SOURCE] = EXTRACTOR
+    return reading, fields
+
+
+def by_id(path: str | None) -> dict[Any, dict[str, Any]] | None:
+    """An extraction file's records by item id (None without a file: the template names no extractor)."""
+    return None if path is None else {row["id"]: row for row in read_jsonl(path)}
+
+
+# -- the workflow's job: workflow/scripts/extract.py hands it Snakemake's files --------------------------------
+
+
+def extraction_job(*, entry: Mapping[str, Any], extractor: str, model_path: str, task: str, template: str,
+                   family: str, generations: Sequence[str], extractions: Sequence[str], usage: str,
+                   cache_path: str | None, decoding: dict[str, Any], granted: int | None = None,
+                   threads: int | None = None) -> dict[str, int]:
+    """Ask the extractor about one (model, task, template)'s replies, one extraction file per generations file.
+
+    The requests go through the generation job's ``run`` (response cache, usage file, one model load, none when
+    the cache answers everything); this module imports the backends only there, so scoring stays light.
+    ``granted``: the units of its rate-limit resource an API extractor's job was given; it runs no more requests
+    at once."""
+    from ..generate import preflight
+    from ..generate.backends import load_backend, model_config
+    from ..generate.job import run
+
+    cpu_threads.grant(threads)
+    config = model_config(entry)
+    if granted is not None:
+        config = dataclasses.replace(config, concurrency=min(config.concurrency, granted))
+    loaded = load_template(task, template)
+    prompt = load_prompt()
+    scratch = Path(tempfile.mkdtemp(prefix="extraction-"))
+    try:
+        requests = {}
+        for number, path in enumerate(generations):
+            requests[str(number)] = str(scratch / f"{number}.jsonl")
+            write_jsonl(requests[str(number)], request_rows(read_jsonl(path), loaded, family, prompt))
+        counts = run(config=config, model_path=model_path, mode="generate", settings=decoding,
+                     request_files=requests, output_files={str(n): out for n, out in enumerate(extractions)},
+                     cache_path=cache_path, usage_file=usage, backend_loader=preflight.checked_loader(load_backend),
+                     usage_labels={"model": extractor, "extraction": True})
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    log.info("extractor %s: %s", extractor, counts)
+    return counts
