@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from ..core.paths import EXTRACTION_PROMPT as PROMPT_FILE
 from ..prompts.sandbox import render
 from ..prompts.templates import Template, load_template
 from .parsers import AMBIGUOUS, KINDS, NO_ANSWER, Parsed, failure, get_parser, reason_of
+from .parsers.structure import split_reply
 from .reading import CHOICE_FAMILIES, read, shown_labels
 
 log = logging.getLogger(__name__)
@@ -102,9 +104,13 @@ def settings(prompt: ExtractionPrompt, model_cap: int | None) -> dict[str, Any]:
     return {"mode": "generate", "do_sample": False, "max_new_tokens": cap, "stop": []}
 
 
-def asked(parsed: Parsed) -> bool:
-    """Whether the extractor is asked about a reply the rule parser read as ``parsed``."""
-    return parsed.ok or reason_of(parsed.error or "") in EXTRACTABLE
+def asked(parsed: Parsed, record: dict[str, Any]) -> bool:
+    """Whether the extractor is asked about a reply the rule parser read as ``parsed``: every reply it read, and a
+    complete one it did not (not cut at the length limit or while reasoning, whatever the parser made of it)."""
+    if parsed.ok:
+        return True
+    complete = record.get("finish_reason") != "length" and not split_reply(record["response"]).unfinished
+    return complete and reason_of(parsed.error or "") in EXTRACTABLE
 
 
 def request_rows(records: Sequence[dict[str, Any]], template: Template, family: str,
@@ -113,7 +119,7 @@ def request_rows(records: Sequence[dict[str, Any]], template: Template, family: 
     kind = get_parser(template.parser).kind
     rows = []
     for record in records:
-        if not asked(read(family, record, template, record.get("response"), record.get("finish_reason"))):
+        if not asked(read(family, record, template, record.get("response"), record.get("finish_reason")), record):
             continue
         labels: Sequence[str] = ()
         options: list[tuple[str, str]] = []
@@ -130,7 +136,22 @@ def read_extracted(family: str, record: dict[str, Any], template: Template, extr
     reply = extracted.get("response")
     if isinstance(reply, str) and reply.strip().strip(".:;!。").upper() == NONE:
         return failure(NO_ANSWER, "the extractor found none")
-    return read(family, record, template, reply, extracted.get("finish_reason"))
+    reading = read(family, record, template, reply, extracted.get("finish_reason"))
+    if reading.ok and family in CHOICE_FAMILIES and get_parser(template.parser).kind == "letter":
+        return _label_and_text(reading, reply, shown_labels(record, template), record["choices"])
+    return reading
+
+
+def _label_and_text(reading: Parsed, reply: str, labels: Sequence[str], options: Sequence[str]) -> Parsed:
+    """An extractor that writes one option's label beside another option's text ("A. Paris", Paris being B) has
+    not settled on one answer: ``ambiguous``, never its label alone."""
+    folded = reply.casefold()
+    others = [label for label, text in zip(labels, options) if label != reading.answer and len(text.strip()) >= 3
+              and re.search(rf"(?<!\w){re.escape(text.strip().casefold())}(?!\w)", folded)]
+    if others:
+        return failure(AMBIGUOUS, f"the extractor wrote label {reading.answer} with the text of option "
+                                  f"{', '.join(others)}")
+    return reading
 
 
 def answer(family: str, record: dict[str, Any], template: Template, extracted: dict[str, Any] | None
@@ -145,7 +166,7 @@ def answer(family: str, record: dict[str, Any], template: Template, extracted: d
     fields: dict[str, Any] = {EXTRACTOR_MODEL: template.extractor, ANSWER_SOURCE: RULES if rule.ok else None,
                               RULE_ANSWER: rule.answer,
                               EXTRACTOR_ASKED: extracted is not None, EXTRACTOR_ANSWER: None, EXTRACTOR_ERROR: None}
-    if extracted is None or not asked(rule):
+    if extracted is None or not asked(rule, record):
         return rule, fields
     reading = read_extracted(family, record, template, extracted)
     fields.update({EXTRACTOR_ANSWER: reading.answer, EXTRACTOR_ERROR: reading.error})

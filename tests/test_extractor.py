@@ -1,0 +1,194 @@
+"""The extractor model (babeleval.score.extraction): a template that names one has it read the replies the rule
+parsers fail on; its reply is read by the same parser, its calls cached and counted, its agreement reported."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import yaml
+
+from babeleval.analysis.parse_failures import extractor_table
+from babeleval.core.errors import ConfigError, TemplateError
+from babeleval.core.jsonl import read_jsonl, write_jsonl
+from babeleval.core.paths import Combo
+from babeleval.prompts.templates import load_template
+from babeleval.score import extraction, job, scorers
+from conftest import ROOT, copy_workflow, snakemake
+
+CHOICES = ["London", "Paris", "Rome", "Berlin"]
+
+
+def _item(number: int, response: str, finish_reason: str = "stop", language: str = "eng_Latn") -> dict:
+    return {"id": number, "language": language, "choices": CHOICES, "answer": 1, "response": response,
+            "finish_reason": finish_reason}
+
+
+def _instruct(extractor: str | None = "judge"):
+    return replace(load_template("belebele", "instruct", ROOT), extractor=extractor)
+
+
+def test_extractor_answer_counts_only_where_the_rules_fail():
+    template = _instruct()
+    unread = _item(1, "I would go with the city of light.")
+    scored = scorers.score_record("multiple_choice", unread, template, {"response": "B", "finish_reason": "stop"})
+    assert (scored["parsed"], scored["correct"], scored["answer_source"]) == (True, True, "extractor")
+    assert scored["rule_answer"] is None and scored["extractor_answer"] == "B"
+    # the rules read C: the extractor's B is recorded beside it, never taken over it
+    read = _item(2, "C")
+    scored = scorers.score_record("multiple_choice", read, template, {"response": "B", "finish_reason": "stop"})
+    assert (scored["parsed_answer"], scored["answer_source"], scored["extractor_answer"]) == ("C", "rules", "B")
+
+
+@pytest.mark.parametrize("reply, reason", [
+    ("NONE", "no answer"),                   # the prompt's word for no answer
+    ("E", "no answer"),                      # not one of the template's labels: not coerced
+    ("The answer is A. Paris", "ambiguous"),  # one option's label with another's text
+])
+def test_an_extractor_reply_that_does_not_parse_leaves_the_failure(reply, reason):
+    scored = scorers.score_record("multiple_choice", _item(1, "Hmm, hard to say."), _instruct(),
+                                  {"response": reply, "finish_reason": "stop"})
+    assert not scored["parsed"] and scored["parse_error"].startswith("no answer")  # the rule parser's reason
+    assert scored["answer_source"] is None and scored["extractor_error"].startswith(reason)
+
+
+def test_only_complete_replies_are_asked():
+    prompt = extraction.load_prompt(ROOT)
+    records = [_item(1, "B"), _item(2, "Hard to say."), _item(3, "<think>Paris is", "length"), _item(4, "")]
+    rows = extraction.request_rows(records, _instruct(), "multiple_choice", prompt)
+    assert [row["id"] for row in rows] == [1, 2]  # read, no answer; not cut while reasoning, not empty
+    assert "B. Paris" in rows[1]["prompt"] and "Hard to say." in rows[1]["prompt"]
+    assert "A, B, C, D" in rows[1]["prompt"] and "NONE" in rows[1]["prompt"]
+    # a template without an extractor scores as it always did: no extractor fields
+    plain = scorers.score_record("multiple_choice", records[1], _instruct(None))
+    assert "answer_source" not in plain
+
+
+def test_agreement_table_per_language():
+    rows = {Combo("m", "belebele", "eng_Latn", "x"): [
+        {"extractor": "judge", "extractor_asked": True, "rule_answer": "A", "extractor_answer": "A",
+         "answer_source": "rules"},
+        {"extractor": "judge", "extractor_asked": True, "rule_answer": "B", "extractor_answer": "C",
+         "answer_source": "rules"},
+        {"extractor": "judge", "extractor_asked": True, "rule_answer": None, "extractor_answer": "D",
+         "answer_source": "extractor"},
+        {"extractor": "judge", "extractor_asked": False, "rule_answer": None, "extractor_answer": None,
+         "answer_source": None}],
+        Combo("m", "belebele", "eng_Latn", "plain"): [{"parsed": True}]}
+    table = extractor_table(rows)
+    assert len(table) == 1
+    row = table.iloc[0]
+    assert (row.both_read, row.agree, row.agreement_pct, row.rule_failures, row.from_extractor, row.asked) == (
+        2, 1, 50.0, 2, 1, 3)
+
+
+def test_template_and_grid_checks(tmp_path):
+    wf = copy_workflow(tmp_path / "wf", tasks=("belebele",))
+    source = (wf / "prompts/belebele/paper.yaml").read_text(encoding="utf-8")
+    (wf / "prompts/belebele/paper_x.yaml").write_text(source + "\nextractor: tiny-llama\n", encoding="utf-8")
+    with pytest.raises(TemplateError, match="'extractor' reads a generated answer"):
+        load_template("belebele", "paper_x", wf)
+    _extracted_template(wf, "nobody")
+    params = yaml.safe_load((wf / "params.yaml").read_text(encoding="utf-8"))
+    params["tasks"]["belebele"]["templates"] = ["extracted"]
+    from babeleval.grid.params import validate
+    with pytest.raises(ConfigError, match=r"extracted\.yaml: extractor: 'nobody' is not a model of params\.yaml "
+                                          r"\(models: tiny-llama\)"):
+        validate(params, root=wf)
+
+
+def _extracted_template(wf: Path, extractor: str) -> None:
+    source = (wf / "prompts/belebele/instruct.yaml").read_text(encoding="utf-8")
+    (wf / "prompts/belebele/extracted.yaml").write_text(source + f"\nextractor: {extractor}\n", encoding="utf-8")
+
+
+def _generations(path: Path, language: str) -> None:
+    write_jsonl(path, [_item(1, f"A ({language})", language=language),
+                       _item(2, f"Well, that depends ({language}).", language=language),
+                       _item(3, "<think>maybe", "length", language=language)])
+
+
+def test_job_caches_and_counts_its_calls(tmp_path, tiny_model_dir, monkeypatch):
+    """The job on the tiny model: one file per language, a usage file under the extractor's name; run again, every
+    request comes from the cache (no model load); scoring reads its file."""
+    wf = copy_workflow(tmp_path / "wf", tasks=("belebele",))
+    _extracted_template(wf, "judge")
+    monkeypatch.chdir(wf)
+    generations, extractions = [], []
+    for language in ("eng_Latn", "jpn_Jpan"):
+        generations.append(str(wf / f"gen_{language}.jsonl"))
+        extractions.append(str(wf / f"ext_{language}.jsonl"))
+        _generations(Path(generations[-1]), language)
+    entry = {"backend": "hf", "model": str(tiny_model_dir), "dtype": "float32", "device": "cpu"}
+    args = dict(entry=entry, extractor="judge", model_path=str(tiny_model_dir), task="belebele", template="extracted",
+                family="multiple_choice", generations=generations, extractions=extractions,
+                usage=str(wf / "usage.json"), cache_path=str(wf / "cache.sqlite"),
+                decoding=extraction.settings(extraction.load_prompt(), 8))
+    assert extraction.extraction_job(**args) == {"requests": 4, "cache_hits": 0, "computed": 4}
+    usage = json.loads((wf / "usage.json").read_text(encoding="utf-8"))
+    assert (usage["model"], usage["computed"], usage["extraction"]) == ("judge", 4, True)
+    assert usage["tokens_computed"]["completion"] > 0
+    rows = read_jsonl(extractions[0])
+    assert [row["id"] for row in rows] == [1, 2] and all(isinstance(row["response"], str) for row in rows)
+    assert rows[0]["settings"]["max_new_tokens"] == 8
+
+    def no_load(*_):
+        raise AssertionError("the model was loaded although the cache holds every answer")
+    monkeypatch.setattr("babeleval.generate.backends.load_backend", no_load)
+    assert extraction.extraction_job(**args) == {"requests": 4, "cache_hits": 4, "computed": 0}
+
+    summary = job.score_files(generations=generations[0], template_task="belebele", template_name="extracted",
+                              raw_out=str(wf / "raw.jsonl"), scores_out=str(wf / "scores.json"),
+                              labels={"model": "m"}, extractions=extractions[0])
+    assert summary["extractor"]["model"] == "judge" and summary["extractor"]["asked"] == 2
+    raw = read_jsonl(wf / "raw.jsonl")
+    assert [r["extractor_asked"] for r in raw] == [True, True, False]
+    assert raw[0]["answer_source"] == "rules" and raw[0]["rule_answer"] == "A"
+
+
+@pytest.mark.slow
+def test_workflow_plans_extraction_and_reruns_only_what_depends_on_it(tmp_path):
+    """A real run: the extraction job sits between generation and scoring; its usage reaches the run summary under
+    the extractor's name; a changed extractor setting reruns extraction and scoring, not generation."""
+    wf = copy_workflow(tmp_path / "wf", tasks=("belebele",))
+    _extracted_template(wf, "judge")
+    params = yaml.safe_load((wf / "params.yaml").read_text(encoding="utf-8"))
+    params["models"]["judge"] = {**params["models"]["tiny-llama"], "tasks": {}}
+    params["tasks"]["belebele"].update(templates=["extracted"], limit=4)
+    (wf / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    run = snakemake(wf)
+    assert re.search(r"judge: 1 job\(s\) that asked the model, \d+ requests", run.stdout + run.stderr)
+    assert (wf / "results/analysis/extractor_agreement.csv").exists()
+    assert "Extractor model" in (wf / "results/report.html").read_text(encoding="utf-8")
+    outcomes = wf / "results/extractions/tiny-llama/belebele/eng_Latn/extracted.jsonl"
+    assert outcomes.exists()
+    params["models"]["judge"]["max_new_tokens"] = 5
+    (wf / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
+    planned = {rule for rule in re.findall(r"^(?:local)?rule (\S+):", snakemake(wf, "-n").stdout, re.M)}
+    assert "extract_belebele" in planned and "score_belebele" in planned
+    assert "generate_belebele" not in planned and "render_prompts_belebele" not in planned
+
+
+@pytest.mark.slow
+def test_real_model_extracts_a_real_reply(tmp_path, smollm2_dir, monkeypatch):
+    """SmolLM2-135M-Instruct as the extractor of a reply whose answer no rule finds."""
+    wf = copy_workflow(tmp_path / "wf", tasks=("belebele",))
+    _extracted_template(wf, "smollm2")
+    monkeypatch.chdir(wf)
+    reply = "After reading the passage carefully, I think the city it describes is the second one."
+    write_jsonl(wf / "gen.jsonl", [_item(1, reply)])
+    entry = {"backend": "hf", "model": str(smollm2_dir), "chat": True, "dtype": "float32", "device": "cpu"}
+    extraction.extraction_job(entry=entry, extractor="smollm2", model_path=str(smollm2_dir), task="belebele",
+                              template="extracted", family="multiple_choice", generations=[str(wf / "gen.jsonl")],
+                              extractions=[str(wf / "ext.jsonl")], usage=str(wf / "usage.json"), cache_path=None,
+                              decoding=extraction.settings(extraction.load_prompt(), None))
+    extracted = read_jsonl(wf / "ext.jsonl")[0]
+    scored = scorers.score_record("multiple_choice", _item(1, reply), load_template("belebele", "extracted"),
+                                  extracted)
+    print(repr(extracted["response"]), scored["extractor_answer"], scored["extractor_error"])
+    assert scored["rule_answer"] is None and scored["extractor_asked"]
+    assert (scored["answer_source"], scored["parsed_answer"]) == ("extractor", "B")
