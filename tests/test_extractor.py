@@ -157,7 +157,7 @@ def test_workflow_plans_extraction_and_reruns_only_what_depends_on_it(tmp_path):
     wf = copy_workflow(tmp_path / "wf", tasks=("belebele",))
     _extracted_template(wf, "judge")
     params = yaml.safe_load((wf / "params.yaml").read_text(encoding="utf-8"))
-    params["models"]["judge"] = {**params["models"]["tiny-llama"], "tasks": {}}
+    params["models"]["judge"] = {**params["models"]["tiny-llama"], "tasks": []}  # an extractor only
     params["tasks"]["belebele"].update(templates=["extracted"], limit=4)
     (wf / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
     run = snakemake(wf)

@@ -131,9 +131,17 @@ def check_metrics(family: Family, mode: str, names: tuple[str, ...]) -> str | No
     return None
 
 
-def check_extractors(tasks: dict[str, TaskEntry], models: dict[str, ModelConfig], source_file: str) -> None:
+def check_extractors(tasks: dict[str, TaskEntry], models: dict[str, ModelConfig], entries: dict[str, dict],
+                     source_file: str) -> None:
     """Every template's ``extractor`` names a model of the grid that can generate text (its backend answers
-    generate templates): a misspelt name stops the run here, before any model loads."""
+    generate templates), and a model that runs no task (``tasks: []``) is some template's extractor: a misspelt
+    name stops the run here, before any model loads."""
+    named = {t.extractor for task in tasks.values() for t in task.templates.values()}
+    for name, entry in entries.items():
+        if entry.get("tasks") == [] and name not in named:
+            raise ConfigError(f"{source_file}: models.{name}.tasks: an empty list runs no task, and no template of "
+                              "the grid names this model as its extractor: it would do nothing (name it in a "
+                              "template's `extractor:`, or give it tasks)")
     for task in tasks.values():
         for template in task.templates.values():
             name = template.extractor

@@ -1,7 +1,8 @@
 """A grid with holes: which (model, task, template) runs, and why each one that does not is left out.
 
 A model entry may name the tasks it runs (``tasks: [belebele]``) or the templates of each
-(``tasks: {belebele: [instruct]}``); without ``tasks`` it runs the whole grid. Of what it is asked to run,
+(``tasks: {belebele: [instruct]}``); without ``tasks`` it runs the whole grid; with ``tasks: []`` none of it (a model
+that only extracts answers for the templates naming it, ``babeleval.score.extraction``). Of what it is asked to run,
 a template whose mode the model's backend cannot answer (its registry entry says which and why:
 ``babeleval.generate.backends``) is left out too. Every pair left out carries its reason; the planner prints
 them, writes them to ``results/plan/omitted.tsv`` (``paths.PLAN_OMITTED``), and the leaderboard and run summary say them.
@@ -54,6 +55,8 @@ def plan_runs(models: Mapping[str, ModelConfig], entries: Mapping[str, Mapping[s
         asked = asked_templates(model, entries[model], tasks, source_file)
         cannot = get_backend(config.backend).unsupported_modes(config)
         runs[model] = {}
+        if entries[model].get("tasks") == []:
+            continue  # an extractor model only (babeleval.grid.entries.check_extractors): nothing of the grid is its
         for name, task in tasks.items():
             chosen = []
             for template_name, template in task.templates.items():

@@ -131,7 +131,7 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
     check_language_codes(params["tasks"], source_file)
     models = {name: _model_config(name, entry, source_file, root) for name, entry in params["models"].items()}
     tasks = {name: task_entry(name, entry, params, source_file, root) for name, entry in params["tasks"].items()}
-    check_extractors(tasks, models, source_file)
+    check_extractors(tasks, models, params["models"], source_file)
     runs, omitted = plan_runs(models, params["models"], tasks, source_file)
     outputs, prompts, records = resolve(models, tasks, params["decoding"], params["seed"], runs)
     return Grid(

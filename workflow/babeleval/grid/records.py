@@ -146,7 +146,9 @@ class Grid:
         return self.runs[model].get(task, ())
 
     def runs_something(self, model: str) -> bool:
-        return any(self.templates_of(model, task) for task in self.tasks)
+        """Whether a model is asked anything: it runs a template, or a template names it as its extractor."""
+        return (any(self.templates_of(model, task) for task in self.tasks)
+                or any(t.extractor == model for task in self.tasks.values() for t in task.templates.values()))
 
     def models_of(self, task: str) -> list[str]:
         """The models that run some template of a task."""
