@@ -174,21 +174,35 @@ def test_workflow_plans_extraction_and_reruns_only_what_depends_on_it(tmp_path):
 
 
 @pytest.mark.slow
-def test_real_model_extracts_a_real_reply(tmp_path, smollm2_dir, monkeypatch):
-    """SmolLM2-135M-Instruct as the extractor of a reply whose answer no rule finds."""
-    wf = copy_workflow(tmp_path / "wf", tasks=("belebele",))
-    _extracted_template(wf, "smollm2")
+def test_real_model_extracts_real_replies(tmp_path, smollm2_dir, monkeypatch):
+    """SmolLM2-135M-Instruct, through its chat template, as the extractor of two MGSM replies: one the rules read
+    (its reading is recorded beside theirs, and agrees), one they cannot (its reply is read by the same parser: an
+    answer, or a failure with a named reason; never the rule's failure overwritten by something unparsed)."""
+    from babeleval.score.parsers import REASONS
+
+    wf = copy_workflow(tmp_path / "wf", tasks=("mgsm",))
+    source = (wf / "prompts/mgsm/en_zeroshot.yaml").read_text(encoding="utf-8")
+    (wf / "prompts/mgsm/extracted.yaml").write_text(source + "\nextractor: smollm2\n", encoding="utf-8")
     monkeypatch.chdir(wf)
-    reply = "After reading the passage carefully, I think the city it describes is the second one."
-    write_jsonl(wf / "gen.jsonl", [_item(1, reply)])
+    records = [{"id": 1, "language": "eng_Latn", "answer": "18", "response": "18", "finish_reason": "stop"},
+               {"id": 2, "language": "eng_Latn", "answer": "18", "finish_reason": "stop",
+                "response": "Janet earns 18 dollars at the market every day."}]
+    write_jsonl(wf / "gen.jsonl", records)
     entry = {"backend": "hf", "model": str(smollm2_dir), "chat": True, "dtype": "float32", "device": "cpu"}
-    extraction.extraction_job(entry=entry, extractor="smollm2", model_path=str(smollm2_dir), task="belebele",
-                              template="extracted", family="multiple_choice", generations=[str(wf / "gen.jsonl")],
-                              extractions=[str(wf / "ext.jsonl")], usage=str(wf / "usage.json"), cache_path=None,
-                              decoding=extraction.settings(extraction.load_prompt(), None))
-    extracted = read_jsonl(wf / "ext.jsonl")[0]
-    scored = scorers.score_record("multiple_choice", _item(1, reply), load_template("belebele", "extracted"),
-                                  extracted)
-    print(repr(extracted["response"]), scored["extractor_answer"], scored["extractor_error"])
-    assert scored["rule_answer"] is None and scored["extractor_asked"]
-    assert (scored["answer_source"], scored["parsed_answer"]) == ("extractor", "B")
+    counts = extraction.extraction_job(
+        entry=entry, extractor="smollm2", model_path=str(smollm2_dir), task="mgsm", template="extracted",
+        family="math", generations=[str(wf / "gen.jsonl")], extractions=[str(wf / "ext.jsonl")],
+        usage=str(wf / "usage.json"), cache_path=None, decoding=extraction.settings(extraction.load_prompt(), None))
+    assert counts["computed"] == 2
+    extracted = {row["id"]: row for row in read_jsonl(wf / "ext.jsonl")}
+    assert extracted[1]["chat_template_sha256"]  # the extractor answered through its own chat template
+    template = load_template("mgsm", "extracted")
+    read, unread = (scorers.score_record("math", r, template, extracted[r["id"]]) for r in records)
+    print(repr(extracted[1]["response"]), repr(extracted[2]["response"]))
+    assert (read["answer_source"], read["rule_answer"], read["extractor_answer"]) == ("rules", "18", "18")
+    assert unread["rule_answer"] is None and unread["extractor_asked"]
+    if unread["extractor_answer"] is None:
+        assert not unread["parsed"] and unread["parse_error"].startswith("no answer")
+        assert unread["extractor_error"].split(":")[0] in REASONS
+    else:
+        assert unread["answer_source"] == "extractor" and unread["prediction"] == unread["extractor_answer"]
