@@ -190,12 +190,10 @@ def run(
     usage_file: str | None = None,
     flush_every: int = 16,
     flush_seconds: float = 2.0,
-    usage_labels: Mapping[str, Any] | None = None,
 ) -> dict[str, int]:
     """Answer every request of the given files; returns request, cache-hit and computed counts.
 
-    ``usage_file``, when given, receives what this run cost (see ``usage`` below) as JSON, written atomically, with
-    ``usage_labels`` (an extraction job's: the model asked, which the run summary counts it under).
+    ``usage_file``, when given, receives what this run cost (see ``usage`` below) as JSON, written atomically.
     """
     started_run = time.perf_counter()
     fingerprint = model_fingerprint(config, model_path)
@@ -225,7 +223,6 @@ def run(
                        {"settings": settings, "model_fingerprint": fingerprint, "model_fingerprint_sha256": fingerprint_id})
     counts = {"requests": len(keyed), "cache_hits": len(keyed) - len(missing), "computed": len(missing)}
     usage = {
-        **(usage_labels or {}),
         **counts,
         "cache": "on" if cache_path else "off",
         "model_fingerprint_sha256": fingerprint_id,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import logging
 import re
 import shutil
@@ -38,7 +39,7 @@ import yaml
 
 from ..core import cpu_threads
 from ..core.errors import TemplateError
-from ..core.jsonl import read_jsonl, write_jsonl
+from ..core.jsonl import read_jsonl, write_json, write_jsonl
 from ..core.paths import EXTRACTION_PROMPT as PROMPT_FILE
 from ..prompts.sandbox import render
 from ..prompts.templates import Template, load_template
@@ -212,8 +213,10 @@ def extraction_job(*, entry: Mapping[str, Any], extractor: str, model_path: str,
             write_jsonl(requests[str(number)], request_rows(read_jsonl(path), loaded, family, prompt))
         counts = run(config=config, model_path=model_path, mode="generate", settings=decoding,
                      request_files=requests, output_files={str(n): out for n, out in enumerate(extractions)},
-                     cache_path=cache_path, usage_file=usage, backend_loader=preflight.checked_loader(load_backend),
-                     usage_labels={"model": extractor, "extraction": True})
+                     cache_path=cache_path, usage_file=usage, backend_loader=preflight.checked_loader(load_backend))
+        # the usage file lies under the model whose replies were read: it names the model asked, which the run
+        # summary counts it under
+        write_json(usage, {"model": extractor, "extraction": True, **json.loads(Path(usage).read_text(encoding="utf-8"))})
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     log.info("extractor %s: %s", extractor, counts)
