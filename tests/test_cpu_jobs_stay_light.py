@@ -4,7 +4,8 @@ import subprocess
 import sys
 
 MODULES = ["babeleval.grid.params", "babeleval.prompts.render", "babeleval.score.job", "babeleval.analysis.leaderboard",
-           "babeleval.tasks", "babeleval.cli.show", "babeleval.generate.job"]
+           "babeleval.tasks", "babeleval.cli.show", "babeleval.generate.job", "babeleval.score.extraction",
+           "babeleval.analysis.parse_failures", "babeleval.grid.rules"]
 
 
 def test_cpu_modules_do_not_import_torch():
