@@ -56,6 +56,18 @@ def test_an_extractor_reply_that_does_not_parse_leaves_the_failure(reply, reason
     assert scored["answer_source"] is None and scored["extractor_error"].startswith(reason)
 
 
+def test_an_extractor_that_lists_the_classes_names_none():
+    template = replace(load_template("topic_classification", "en_zeroshot", ROOT), extractor="judge")
+    topics = ["science/technology", "travel", "politics", "sports", "health"]
+    record = {"id": 1, "language": "eng_Latn", "choices": topics, "answer": 3, "finish_reason": "stop",
+              "response": "A football match, I would say."}
+    listed = scorers.score_record("classification", record, template,
+                                  {"response": "science/technology, travel, politics, sports, health"})
+    assert listed["answer_source"] is None and listed["extractor_error"].startswith("ambiguous")
+    one = scorers.score_record("classification", record, template, {"response": "sports"})
+    assert (one["answer_source"], one["correct"]) == ("extractor", True)
+
+
 def test_only_complete_replies_are_asked():
     prompt = extraction.load_prompt(ROOT)
     records = [_item(1, "B"), _item(2, "Hard to say."), _item(3, "<think>Paris is", "length"), _item(4, "")]

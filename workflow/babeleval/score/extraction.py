@@ -138,21 +138,25 @@ def read_extracted(family: str, record: dict[str, Any], template: Template, extr
     if isinstance(reply, str) and reply.strip().strip(".:;!。").upper() == NONE:
         return failure(NO_ANSWER, "the extractor found none")
     reading = read(family, record, template, reply, extracted.get("finish_reason"))
-    if reading.ok and family in CHOICE_FAMILIES and get_parser(template.parser).kind == "letter":
-        return _label_and_text(reading, reply, shown_labels(record, template), record["choices"])
-    return reading
+    if not reading.ok or family not in CHOICE_FAMILIES:
+        return reading
+    if get_parser(template.parser).kind == "letter":
+        labels = shown_labels(record, template)
+        others = [label for label, text in zip(labels, record["choices"])
+                  if label != reading.answer and _names(reply, text)]
+        what = f"label {reading.answer} with the text of option {', '.join(others)}"
+    else:
+        others = [label for label in record["choices"] if label != reading.answer and _names(reply, label)]
+        what = f"{reading.answer} and {', '.join(others)}"
+    # an extractor that writes one option's label beside another's text ("A. Paris", Paris being B), or lists
+    # several classes, has not settled on one answer: never its first
+    return failure(AMBIGUOUS, f"the extractor wrote {what}") if others else reading
 
 
-def _label_and_text(reading: Parsed, reply: str, labels: Sequence[str], options: Sequence[str]) -> Parsed:
-    """An extractor that writes one option's label beside another option's text ("A. Paris", Paris being B) has
-    not settled on one answer: ``ambiguous``, never its label alone."""
-    folded = reply.casefold()
-    others = [label for label, text in zip(labels, options) if label != reading.answer and len(text.strip()) >= 3
-              and re.search(rf"(?<!\w){re.escape(text.strip().casefold())}(?!\w)", folded)]
-    if others:
-        return failure(AMBIGUOUS, f"the extractor wrote label {reading.answer} with the text of option "
-                                  f"{', '.join(others)}")
-    return reading
+def _names(reply: str, text: str) -> bool:
+    """Whether ``reply`` holds ``text`` (three characters or more) as words of their own, case aside."""
+    text = text.strip().casefold()
+    return len(text) >= 3 and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", reply.casefold()) is not None
 
 
 def answer(family: str, record: dict[str, Any], template: Template, extracted: dict[str, Any] | None
