@@ -38,6 +38,7 @@ def test_extractor_answer_counts_only_where_the_rules_fail():
     scored = scorers.score_record("multiple_choice", unread, template, {"response": "B", "finish_reason": "stop"})
     assert (scored["parsed"], scored["correct"], scored["answer_source"]) == (True, True, "extractor")
     assert scored["rule_answer"] is None and scored["extractor_answer"] == "B"
+    assert scored["rule_error"].startswith("no answer") and scored["parse_error"] is None
     # the rules read C: the extractor's B is recorded beside it, never taken over it
     read = _item(2, "C")
     scored = scorers.score_record("multiple_choice", read, template, {"response": "B", "finish_reason": "stop"})
@@ -70,9 +71,13 @@ def test_an_extractor_that_lists_the_classes_names_none():
 
 def test_only_complete_replies_are_asked():
     prompt = extraction.load_prompt(ROOT)
-    records = [_item(1, "B"), _item(2, "Hard to say."), _item(3, "<think>Paris is", "length"), _item(4, "")]
-    rows = extraction.request_rows(records, _instruct(), "multiple_choice", prompt)
-    assert [row["id"] for row in rows] == [1, 2]  # read, no answer; not cut while reasoning, not empty
+    records = [_item(1, "B"), _item(2, "Hard to say."), _item(3, "<think>Paris is", "length"), _item(4, ""),
+               _item(5, "A: London\nB: Paris\nC: Rome\nD: Berlin")]
+    mmlu = replace(load_template("mmlu", "en_zeroshot", ROOT), extractor="judge")
+    rows = extraction.request_rows(records, mmlu, "multiple_choice", prompt)
+    # read, no answer; not cut while reasoning, not empty, not a restated list of the options (a real small model's
+    # extractor copied such a list's first line, "A: London")
+    assert [row["id"] for row in rows] == [1, 2]
     assert "B. Paris" in rows[1]["prompt"] and "Hard to say." in rows[1]["prompt"]
     assert "A, B, C, D" in rows[1]["prompt"] and "NONE" in rows[1]["prompt"]
     # a template without an extractor scores as it always did: no extractor fields

@@ -13,13 +13,15 @@ What it is asked, and what its reply may change:
   ``extractor_agreement`` table) and every reply it failed on as ``no answer`` or ``ambiguous``, a complete
   reply whose answer the rules did not find. A reply with no final answer to copy is not asked: empty, cut
   while reasoning, cut at the length limit without an explicit answer, a placeholder, an expression where a
-  number was asked;
+  number was asked, and one that restates the options or topics without picking one (the rules decided it
+  picks none: read by a model, such a list became its first entry);
 - its reply is read by the template's own parser, with the item's labels, language and answer kind
   (``babeleval.score.reading``), exactly as the model's reply was; ``NONE`` is ``no answer``. Nothing is coerced:
   a reply that does not parse leaves the item a parse failure with the rule parser's reason;
 - its answer counts only where the rule parser failed. Each scored record says where its answer came from
   (``answer_source``: ``rules``, ``extractor`` or null where neither read one) and keeps both readings
-  (``rule_answer``, ``extractor_answer``, ``extractor_error``; ``extractor_asked``, ``extractor``: its name).
+  (``rule_answer`` or ``rule_error``, ``extractor_answer`` or ``extractor_error``; ``extractor_asked``,
+  ``extractor``: its name).
 """
 
 from __future__ import annotations
@@ -54,8 +56,9 @@ NONE = "NONE"  # what the extractor writes where the reply gives no answer
 EXTRACTABLE = (NO_ANSWER, AMBIGUOUS)
 
 # a scored record's fields (written only for templates that name an extractor)
-ANSWER_SOURCE, RULE_ANSWER, EXTRACTOR_ANSWER, EXTRACTOR_ERROR, EXTRACTOR_ASKED, EXTRACTOR_MODEL = (
-    "answer_source", "rule_answer", "extractor_answer", "extractor_error", "extractor_asked", "extractor")
+ANSWER_SOURCE, RULE_ANSWER, RULE_ERROR, EXTRACTOR_ANSWER, EXTRACTOR_ERROR, EXTRACTOR_ASKED, EXTRACTOR_MODEL = (
+    "answer_source", "rule_answer", "rule_error", "extractor_answer", "extractor_error", "extractor_asked",
+    "extractor")
 RULES, EXTRACTOR = "rules", "extractor"
 
 
@@ -107,11 +110,12 @@ def settings(prompt: ExtractionPrompt, model_cap: int | None) -> dict[str, Any]:
 
 def asked(parsed: Parsed, record: dict[str, Any]) -> bool:
     """Whether the extractor is asked about a reply the rule parser read as ``parsed``: every reply it read, and a
-    complete one it did not (not cut at the length limit or while reasoning, whatever the parser made of it)."""
+    complete one it did not (not cut at the length limit or while reasoning, whatever the parser made of it), unless
+    the rules decided it gives no answer (it restates the options or topics: ``Parsed.settled``)."""
     if parsed.ok:
         return True
     complete = record.get("finish_reason") != "length" and not split_reply(record["response"]).unfinished
-    return complete and reason_of(parsed.error or "") in EXTRACTABLE
+    return complete and not parsed.settled and reason_of(parsed.error or "") in EXTRACTABLE
 
 
 def request_rows(records: Sequence[dict[str, Any]], template: Template, family: str,
@@ -169,7 +173,7 @@ def answer(family: str, record: dict[str, Any], template: Template, extracted: d
     if template.extractor is None:
         return rule, {}
     fields: dict[str, Any] = {EXTRACTOR_MODEL: template.extractor, ANSWER_SOURCE: RULES if rule.ok else None,
-                              RULE_ANSWER: rule.answer,
+                              RULE_ANSWER: rule.answer, RULE_ERROR: rule.error,
                               EXTRACTOR_ASKED: extracted is not None, EXTRACTOR_ANSWER: None, EXTRACTOR_ERROR: None}
     if extracted is None or not asked(rule, record):
         return rule, fields

@@ -27,13 +27,14 @@ KEPT = frozenset({"id", "language", "parsed", "parse_error", "response", "predic
                   "reasoning_script", "answer_script",
                   # where a template names an extractor (babeleval.score.extraction): where the answer came from, and
                   # what the rules and the extractor read
-                  "answer_source", "rule_answer", "extractor_answer", "extractor_error", "extractor"})
+                  "answer_source", "rule_answer", "rule_error", "extractor_answer", "extractor_error",
+                  "extractor"})
 RESPONSE_CHARS = 500
 # the number of choices an item offered (its chance level): the one thing of the choices analysis reads
 N_CHOICES = "n_choices"
 # the columns a metric never reads: a step that only recomputes metrics leaves them unread
 TEXT_ONLY = ("response", "language", "reasoning_script", "answer_script", "answer_source", "rule_answer",
-             "extractor_answer", "extractor_error", "extractor")
+             "rule_error", "extractor_answer", "extractor_error", "extractor")
 _JSON_COLUMNS = b"babeleval.json_columns"
 _PLAIN = (bool, int, float, str)
 

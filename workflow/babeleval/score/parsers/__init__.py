@@ -57,15 +57,18 @@ REASONS = (EMPTY, NO_TEXT, NO_ANSWER, AMBIGUOUS, PLACEHOLDER, UNFINISHED, CUT, N
 class Parsed:
     answer: str | None
     error: str | None = None
+    # a failure the rules decided rather than one they could not read: the reply restates the options or topics
+    # without picking one. No extractor model is asked to find an answer in it (babeleval.score.extraction)
+    settled: bool = False
 
     @property
     def ok(self) -> bool:
         return self.error is None
 
 
-def failure(reason: str, detail: str = "") -> Parsed:
+def failure(reason: str, detail: str = "", settled: bool = False) -> Parsed:
     assert reason in REASONS, reason
-    return Parsed(None, f"{reason}: {detail}" if detail else reason)
+    return Parsed(None, f"{reason}: {detail}" if detail else reason, settled)
 
 
 def reason_of(error: str) -> str:

@@ -160,7 +160,7 @@ def _topic(text: str, labels: Sequence[str]) -> Parsed:
             return failure(AMBIGUOUS, f"the answer names several topics ({', '.join(names)})")
     listed = _lists_labels(text, labels)
     if listed:
-        return failure(NO_ANSWER, f"lists the topics ({', '.join(listed)}) without choosing one")
+        return failure(NO_ANSWER, f"lists the topics ({', '.join(listed)}) without choosing one", settled=True)
     chosen, names = _choose(text, labels, opening=True)
     if chosen:
         return Parsed(chosen)

@@ -203,7 +203,7 @@ def _label_in(segment: str, labels: LabelSet, where: str, options: Sequence[str]
         return None
     strict = where in (WHOLE, NEXT_LINE, BOLD)
     if strict and _echoes_options(text, labels):
-        return Refused("the reply lists the options without picking one", NO_ANSWER)
+        return Refused("the reply lists the options without picking one", NO_ANSWER, settled=True)
     option = options[labels.labels.index(chosen)] if options and len(options) == len(labels.labels) else None
     if not labels.stands_alone(written, "", rest, strict) and not _restates(rest.lstrip(" .:：)）]】-"), option):
         return None

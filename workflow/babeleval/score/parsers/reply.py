@@ -220,6 +220,7 @@ class Refused:
 
     detail: str
     reason: str = AMBIGUOUS
+    settled: bool = False  # the reply gives no answer, as the rules decided (``Parsed.settled``)
 
 
 @dataclass(frozen=True)
@@ -297,7 +298,7 @@ def _walk(candidates: Candidates, sources: tuple[str, ...] | None, read: Callabl
     for index, (where, segment, final) in enumerate(found):
         reading = read(where, segment, context)
         if isinstance(reading, Refused):
-            return failure(reading.reason, reading.detail)
+            return failure(reading.reason, reading.detail, reading.settled)
         if reading:
             if where in PHRASES:
                 # without a marker, phrases that name different answers ("A is correct if ..., C is correct
