@@ -69,6 +69,18 @@ def test_an_extractor_that_lists_the_classes_names_none():
     assert (one["answer_source"], one["correct"]) == ("extractor", True)
 
 
+def test_a_reply_that_is_an_options_text_takes_only_its_label():
+    """The demo model answered a Japanese item with an option's text alone (チーズ, option C); its extractor wrote
+    "B. 蜜ろうのろうそく", option B whole. That is not the reply's answer: ambiguous, not B."""
+    choices = ["卵", "蜜ろうのろうそく", "チーズ", "鮮魚"]
+    record = {"id": 1, "language": "jpn_Jpan", "choices": choices, "answer": 3, "response": "チーズ",
+              "finish_reason": "stop"}
+    other = scorers.score_record("multiple_choice", record, _instruct(), {"response": "B. 蜜ろうのろうそく"})
+    assert other["answer_source"] is None and other["extractor_error"].startswith("ambiguous")
+    same = scorers.score_record("multiple_choice", record, _instruct(), {"response": "C"})
+    assert (same["answer_source"], same["parsed_answer"]) == ("extractor", "C")
+
+
 def test_only_complete_replies_are_asked():
     prompt = extraction.load_prompt(ROOT)
     records = [_item(1, "B"), _item(2, "Hard to say."), _item(3, "<think>Paris is", "length"), _item(4, ""),

@@ -295,10 +295,10 @@ def extractor_lines(agreement: pd.DataFrame) -> list[str]:
                                                                        sort=True):
         both, agree = int(rows["both_read"].sum()), int(rows["agree"].sum())
         failures, rescued = int(rows["rule_failures"].sum()), int(rows["from_extractor"].sum())
-        share = f" ({100 * agree / both:.0f}%)" if both else ""
-        lines.append(f"{model}, {task} / {template}: extractor {extractor} agreed with the rule parser on {agree} of "
-                     f"the {both} replies both read{share}; of the {failures} replies the rules could not read, it "
-                     f"answered {rescued}.")
+        agreed = (f"agreed with the rule parser on {agree} of the {both} replies both read ({100 * agree / both:.0f}%)"
+                  if both else "read no reply the rule parser read as well")
+        lines.append(f"{model}, {task} / {template}: extractor {extractor} {agreed}; of the {failures} "
+                     f"repl{'y' if failures == 1 else 'ies'} the rules could not read, it answered {rescued}.")
     return lines
 
 

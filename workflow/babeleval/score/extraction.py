@@ -146,6 +146,11 @@ def read_extracted(family: str, record: dict[str, Any], template: Template, extr
         return reading
     if get_parser(template.parser).kind == "letter":
         labels = shown_labels(record, template)
+        # the model's reply is one option's text, word for word: only that option's label copies it
+        own = [label for label, text in zip(labels, record["choices"]) if _bare(record.get("response")) == _bare(text)]
+        if own and reading.answer not in own:
+            return failure(AMBIGUOUS, f"the extractor wrote label {reading.answer} for a reply that is the text of "
+                                      f"option {own[0]}")
         others = [label for label, text in zip(labels, record["choices"])
                   if label != reading.answer and _names(reply, text)]
         what = f"label {reading.answer} with the text of option {', '.join(others)}"
@@ -155,6 +160,11 @@ def read_extracted(family: str, record: dict[str, Any], template: Template, extr
     # an extractor that writes one option's label beside another's text ("A. Paris", Paris being B), or lists
     # several classes, has not settled on one answer: never its first
     return failure(AMBIGUOUS, f"the extractor wrote {what}") if others else reading
+
+
+def _bare(text: Any) -> str:
+    """A text without case, edge punctuation and spaces, to tell a reply that is an option's text word for word."""
+    return "".join(str(text or "").casefold().split()).strip(".,;:!?。、「」\"'")
 
 
 def _names(reply: str, text: str) -> bool:
