@@ -210,6 +210,20 @@ def usage_files(workdir: Path) -> dict[str, tuple[int, dict]]:
             for p in (workdir / "results/usage").rglob("*.json")}
 
 
+def first_difference(expected: bytes, got: bytes, name: str) -> str:
+    """Where two versions of a file first differ: the line, and for JSON lines the keys whose values differ."""
+    for number, (a, b) in enumerate(zip(expected.splitlines(), got.splitlines()), 1):
+        if a != b:
+            try:
+                old, new = json.loads(a), json.loads(b)
+                keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+                return f"{name}: line {number}: " + "; ".join(f"{k}: {old.get(k)!r:.200} -> {new.get(k)!r:.200}"
+                                                              for k in keys)
+            except (ValueError, AttributeError):
+                return f"{name}: line {number}: {a[:200]!r} -> {b[:200]!r}"
+    return f"{name}: {len(expected.splitlines())} lines -> {len(got.splitlines())} lines"
+
+
 def tree(workdir: Path) -> dict[str, bytes]:
     return {p.relative_to(workdir).as_posix(): p.read_bytes() for p in sorted((workdir / "results").rglob("*"))
             if p.is_file() and not p.relative_to(workdir).as_posix().startswith(NOT_COMPARED)}
@@ -271,7 +285,8 @@ def test_a_run_killed_anywhere_resumes_to_the_same_bytes(generation_job, point_n
     assert (workdir / "results/metrics.json").read_bytes() == expected["results/metrics.json"], point
     assert sorted(got) == sorted(expected), f"{point}: files differ: {set(got) ^ set(expected)}"
     different = [name for name in expected if got[name] != expected[name]]
-    assert not different, f"{point}: not byte-identical to the uninterrupted run: {different}"
+    assert not different, (f"{point}: not byte-identical to the uninterrupted run: {different}\n"
+                           + "\n".join(first_difference(expected[name], got[name], name) for name in different))
     assert not list((workdir / "results").rglob("*.tmp")), point
 
     # finished generation reused: the resume computed exactly the requests the cache did not hold
