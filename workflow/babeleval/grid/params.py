@@ -22,7 +22,7 @@ from ..generate.backends import BACKENDS, model_config, model_settings
 from ..generate.backends.config import ModelConfig
 from ..generate.builtin_models import BUILTINS
 from ..generate.preflight import check_model_location
-from ..tasks import TASKS
+from ..tasks import TASKS, lmeval
 from .entries import task_entry
 from .language_codes import check_language_codes
 from .holes import plan_runs
@@ -119,6 +119,11 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
     if not isinstance(params, dict):
         raise ConfigError(f"{source_file}: expected a mapping at the top level, got {type(params).__name__}")
     load_extensions(params, source_file, root)
+    if isinstance(params.get("tasks"), dict):
+        try:
+            lmeval.register(params["tasks"])
+        except ConfigError as exc:
+            raise ConfigError(f"{source_file}: {exc}") from None
     schema = load_schema()
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(params), key=lambda e: (list(map(str, e.absolute_path)), e.message))

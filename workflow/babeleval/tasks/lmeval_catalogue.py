@@ -1,0 +1,221 @@
+"""lm-evaluation-harness's task catalogue, read at start-up: what a ``lmeval: <task or group>`` entry names.
+
+lm-eval (the ``lmeval`` extra, 0.4.x) is used as a library with its own ``TaskManager``: its index of task,
+group and tag YAML files decides what a name is, its YAML loader resolves ``include:`` and ``!function``. This
+module plans without building a task (building one downloads its dataset): it expands a name into the leaf tasks
+of each grid language and refuses, naming the task and the reason, what babeleval cannot give. Rendering the
+documents is ``babeleval.tasks.lmeval``'s.
+
+Importing lm-eval costs about 2 s and its index about 10 s on a 2-core machine (14,683 names in 0.4.13); it is
+done once per process, only where a grid has an ``lmeval`` entry. It does not import torch.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.errors import ConfigError
+from ..core.languages import LANGUAGES
+
+# lm-eval's output types babeleval scores, as the family its items become
+FAMILY_OF = {"multiple_choice": "multiple_choice"}
+# why the other output types cannot run (yet): said at start-up, never half-run
+REFUSED_OUTPUT = {
+    "generate_until": "its answers are generated and read by lm-eval's filters (regex, take_first ...), which "
+                      "babeleval does not map to its parsers; use a babeleval family with a generate template",
+    "loglikelihood": "it scores one continuation's log-likelihood (perplexity-style), which no babeleval family reports",
+    "loglikelihood_rolling": "it scores a whole document's rolling log-likelihood (perplexity), which no babeleval "
+                             "family reports",
+}
+# lm-eval's metric -> babeleval's metric object of the same definition (babeleval.score.metrics)
+METRICS = {"acc": "acc", "acc_norm": "acc_norm", "exact_match": "exact_match", "f1": "f1"}
+# config keys that mean a need babeleval cannot meet, and why
+NEEDS = {
+    "unsafe_code": "it executes generated code",
+    "doc_to_image": "its documents hold images (a multimodal task)",
+    "doc_to_audio": "its documents hold audio (a multimodal task)",
+    "custom_dataset": "its documents come from a Python function, not a dataset files can stand in for",
+}
+JUDGED = ("judge", "llm_as_a_judge", "gpt4_judge")  # metric names that ask another model
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One lm-eval task a grid language reads: its full config (group defaults merged in) and where its rows are."""
+
+    name: str
+    config: dict[str, Any]
+
+    @property
+    def dataset_path(self) -> str:
+        return self.config["dataset_path"]
+
+    @property
+    def dataset_name(self) -> str | None:
+        return self.config.get("dataset_name")
+
+    @property
+    def split(self) -> str:
+        return self.config.get("test_split") or self.config["validation_split"]
+
+    @property
+    def fewshot_split(self) -> str | None:
+        """The split lm-eval draws exemplars from where the task asks for any (``num_fewshot``)."""
+        if not self.config.get("num_fewshot"):
+            return None
+        return (self.config.get("fewshot_split") or self.config.get("training_split")
+                or self.config.get("validation_split") or self.split)
+
+    @property
+    def output_type(self) -> str:
+        return self.config.get("output_type", "generate_until")
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return tuple(METRICS[m["metric"]] for m in self.config.get("metric_list") or [{"metric": "acc"}])
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one ``lmeval:`` name means for a grid: per grid language, the leaf tasks it evaluates."""
+
+    spec: str
+    family: str
+    metrics: tuple[str, ...]
+    leaves: dict[str, tuple[Leaf, ...]]  # grid language -> its lm-eval tasks, in the group's order
+
+
+@functools.cache
+def task_manager() -> Any:
+    """lm-eval's ``TaskManager`` over its shipped tasks: one per process (its index takes seconds)."""
+    try:
+        from lm_eval.tasks import TaskManager
+    except ImportError:
+        raise ConfigError("an 'lmeval' task entry needs lm-evaluation-harness 0.4: pip install 'babeleval[lmeval]'"
+                          ) from None
+    return TaskManager()
+
+
+def _entry(name: str, where: str) -> Any:
+    entry = task_manager().task_index.get(name)
+    if entry is None:
+        raise ConfigError(f"{where}: lm-eval has no task or group '{name}' (lm-eval's own list: lm-eval ls tasks)")
+    return entry
+
+
+def _config(entry: Any) -> dict[str, Any]:
+    from lm_eval.tasks._yaml_loader import load_yaml
+
+    return dict(load_yaml(entry.yaml_path, resolve_func=True)) if entry.yaml_path else dict(entry.cfg or {})
+
+
+def _group_fields() -> set[str]:
+    from dataclasses import fields
+
+    from lm_eval.api.group import GroupConfig
+
+    return {field.name for field in fields(GroupConfig)}
+
+
+def expand(name: str, where: str, defaults: dict[str, Any] | None = None) -> list[Leaf]:
+    """The leaf tasks under a task, group or tag, in its order, each with the defaults its groups set for it
+    (lm-eval merges a group's non-structural keys into its members' configs the same way)."""
+    entry = _entry(name, where)
+    kind = entry.kind.name
+    if kind in ("TASK", "PY_TASK"):
+        config = {**_config(entry), **(defaults or {})}
+        if kind == "PY_TASK" or "class" in config:
+            raise ConfigError(f"{where}: lm-eval task '{name}' is a Python class: its prompts and scoring are code "
+                              "that babeleval cannot read as documents and templates")
+        return [Leaf(name, config)]
+    if kind == "TAG":
+        return [leaf for member in sorted(entry.cfg.get("task", []) if entry.cfg else [])
+                for leaf in expand(member, where, defaults)]
+    raw = _config(entry)
+    group_fields = _group_fields()
+    merged = {**{k: v for k, v in raw.items() if k not in group_fields}, **(defaults or {})}
+    leaves = []
+    for member in raw.get("task") or []:
+        if not isinstance(member, str):
+            raise ConfigError(f"{where}: lm-eval group '{name}' defines a member inline; babeleval reads members "
+                              "by name only")
+        leaves += expand(member, where, merged)
+    return leaves
+
+
+def children(name: str, where: str) -> list[str]:
+    """A group's direct members (a task's: none)."""
+    entry = _entry(name, where)
+    if entry.kind.name != "GROUP":
+        return []
+    return [member for member in _config(entry).get("task") or [] if isinstance(member, str)]
+
+
+def language_keys(code: str) -> set[str]:
+    """The ways lm-eval task names write a grid language: the FLORES code (``jpn_Jpan``), ISO 639-3 (``jpn``),
+    the short code (``ja``), the English name (``japanese``)."""
+    name, short = LANGUAGES.get(code, ("", ""))
+    return {key.lower() for key in (code, code.split("_")[0], short, name.replace(" ", "_")) if key}
+
+
+def match_language(code: str, names: list[str]) -> list[str]:
+    """The names whose last ``_``-separated part(s) write the language ``code``."""
+    keys = language_keys(code)
+    return [n for n in names if any(n.lower() == k or n.lower().endswith("_" + k) for k in keys)]
+
+
+def refusal(leaf: Leaf) -> str | None:
+    """Why babeleval cannot run an lm-eval task, or None."""
+    config = leaf.config
+    for key, why in NEEDS.items():
+        if config.get(key):
+            return why
+    if leaf.output_type not in FAMILY_OF:
+        return f"output_type {leaf.output_type}: " + REFUSED_OUTPUT.get(leaf.output_type, "unknown to babeleval")
+    names = [m.get("metric") for m in config.get("metric_list") or []]
+    judged = [n for n in names if isinstance(n, str) and any(j in n for j in JUDGED)]
+    if judged:
+        return f"metric {judged[0]} asks another model (an external judge)"
+    unsupported = [n if isinstance(n, str) else "a metric given as code" for n in names if n not in METRICS]
+    if unsupported:
+        return (f"metric {', '.join(unsupported)} has no babeleval metric object (supported: "
+                f"{', '.join(METRICS)})")
+    if config.get("filter_list"):
+        return "its answers pass through lm-eval filters, which babeleval does not map"
+    return None
+
+
+def plan(spec: str, languages: list[str], where: str) -> Plan:
+    """What ``lmeval: spec`` evaluates in each grid language; anything babeleval cannot run stops here, named.
+
+    A group whose members are per language (their names end in a language: ``_ja``, ``_japanese``,
+    ``_jpn_Jpan``) gives each grid language its member; any other task or group is the one grid language's."""
+    members = children(spec, where)
+    per_language = any(match_language(code, members) for code in LANGUAGES)
+    if per_language:
+        chosen = {language: match_language(language, members) for language in languages}
+    elif len(languages) == 1:
+        chosen = {languages[0]: [spec]}
+    else:
+        raise ConfigError(f"{where}: lm-eval '{spec}' is not a group of per-language members; it is one "
+                          f"language's: list one grid language, not {len(languages)}")
+    for language, names in chosen.items():
+        if len(names) != 1:
+            found = "none" if not names else ", ".join(names)
+            raise ConfigError(f"{where}: language '{language}': lm-eval '{spec}' has {found} of its members for it "
+                              f"(members: {', '.join(members)})")
+    leaves = {language: tuple(expand(names[0], where)) for language, names in chosen.items()}
+    for language, tasks in leaves.items():
+        for leaf in tasks:
+            why = refusal(leaf)
+            if why:
+                raise ConfigError(f"{where}: lm-eval task '{leaf.name}' (language {language}) cannot run: {why}")
+    all_leaves = [leaf for tasks in leaves.values() for leaf in tasks]
+    families = {FAMILY_OF[leaf.output_type] for leaf in all_leaves}
+    metrics = {leaf.metrics for leaf in all_leaves}
+    if len(families) > 1 or len(metrics) > 1:
+        raise ConfigError(f"{where}: lm-eval '{spec}' mixes output types or metrics across its tasks "
+                          f"({sorted(families)}, {sorted(metrics)}); name one of its members")
+    return Plan(spec, families.pop(), metrics.pop(), leaves)
