@@ -95,9 +95,13 @@ def local_file(source: dict[str, Any], root: str | Path, config: str | None, spl
 
 def dataset_overrides(leaf: catalogue.Leaf, source: dict[str, Any], root: str | Path) -> dict[str, Any]:
     """The config keys that point lm-eval's task at the source: a local folder's files, or the hub at a revision."""
-    splits = {leaf.split, *([leaf.fewshot_split] if leaf.fewshot_split else [])}
     if source["kind"] == LOCAL:
-        files = {split: local_file(source, root, leaf.dataset_name, split) for split in splits}
+        # the splits its config names that the folder holds (lm-eval reads a validation split for its exemplar
+        # sampler even where it draws none); the evaluated split and the exemplars' must be there
+        named = {leaf.config.get(key) for key in ("test_split", "validation_split", "training_split", "fewshot_split")}
+        needed = {leaf.split, *([leaf.fewshot_split] if leaf.fewshot_split else [])}
+        files = {split: local_file(source, root, leaf.dataset_name, split) for split in named | needed if split}
+        files = {split: path for split, path in files.items() if path.is_file() or split in needed}
         missing = [str(path) for path in files.values() if not path.is_file()]
         if missing:
             raise DataError(f"lm-eval task '{leaf.name}': no file {', '.join(missing)} (a local folder holds "

@@ -13,6 +13,7 @@ done once per process, only where a grid has an ``lmeval`` entry. It does not im
 from __future__ import annotations
 
 import functools
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,19 +63,42 @@ class Leaf:
 
     @property
     def fewshot_split(self) -> str | None:
-        """The split lm-eval draws exemplars from where the task asks for any (``num_fewshot``)."""
+        """The split lm-eval's exemplar sampler reads (it reads one where the config names it, even zero-shot)."""
+        if self.config.get("fewshot_split"):
+            return self.config["fewshot_split"]
         if not self.config.get("num_fewshot"):
             return None
-        return (self.config.get("fewshot_split") or self.config.get("training_split")
-                or self.config.get("validation_split") or self.split)
+        return self.config.get("training_split") or self.config.get("validation_split") or self.split
 
     @property
     def output_type(self) -> str:
         return self.config.get("output_type", "generate_until")
 
     @property
+    def metric_list(self) -> list[dict[str, Any]]:
+        return self.config.get("metric_list") or [{"metric": "acc"}]  # lm-eval's default for multiple choice
+
+    @property
     def metrics(self) -> tuple[str, ...]:
-        return tuple(METRICS[m["metric"]] for m in self.config.get("metric_list") or [{"metric": "acc"}])
+        """Its metrics that babeleval computes the same way (each item's value averaged), as babeleval names them."""
+        return tuple(METRICS[m["metric"]] for m in self.metric_list if unsupported_because(m) is None)
+
+    @property
+    def unsupported(self) -> dict[str, str]:
+        """Its metrics that babeleval does not report, and why: named at start-up, never computed differently."""
+        return {str(m["metric"]): why for m in self.metric_list if (why := unsupported_because(m)) is not None}
+
+
+def unsupported_because(metric: dict[str, Any]) -> str | None:
+    """Why babeleval has no metric object for an lm-eval ``metric_list`` entry, or None."""
+    name = metric.get("metric")
+    if not isinstance(name, str):
+        return "given as code"
+    if name not in METRICS:
+        return f"no babeleval metric object (babeleval maps {', '.join(METRICS)})"
+    if metric.get("aggregation", "mean") != "mean":
+        return "aggregated by a function of the task, not the mean of its items"
+    return None
 
 
 @dataclass(frozen=True)
@@ -138,11 +162,19 @@ def expand(name: str, where: str, defaults: dict[str, Any] | None = None) -> lis
     merged = {**{k: v for k, v in raw.items() if k not in group_fields}, **(defaults or {})}
     leaves = []
     for member in raw.get("task") or []:
-        if not isinstance(member, str):
-            raise ConfigError(f"{where}: lm-eval group '{name}' defines a member inline; babeleval reads members "
-                              "by name only")
-        leaves += expand(member, where, merged)
+        member_name, member_defaults = _member(member, name, where)
+        leaves += expand(member_name, where, {**merged, **member_defaults})
     return leaves
+
+
+def _member(member: Any, group: str, where: str) -> tuple[str, dict[str, Any]]:
+    """A group member's name and the keys the group sets for it (``- task: <name>`` with ``task_alias`` ...)."""
+    if isinstance(member, str):
+        return member, {}
+    if isinstance(member, dict) and isinstance(member.get("task"), str) and member["task"] in task_manager().task_index:
+        return member["task"], {key: value for key, value in member.items() if key not in ("task", "task_alias")}
+    raise ConfigError(f"{where}: lm-eval group '{group}' defines a member inline ({member!r:.80}); babeleval reads "
+                      "members that lm-eval registers by name")
 
 
 def children(name: str, where: str) -> list[str]:
@@ -150,7 +182,7 @@ def children(name: str, where: str) -> list[str]:
     entry = _entry(name, where)
     if entry.kind.name != "GROUP":
         return []
-    return [member for member in _config(entry).get("task") or [] if isinstance(member, str)]
+    return [_member(member, name, where)[0] for member in _config(entry).get("task") or []]
 
 
 def language_keys(code: str) -> set[str]:
@@ -178,10 +210,9 @@ def refusal(leaf: Leaf) -> str | None:
     judged = [n for n in names if isinstance(n, str) and any(j in n for j in JUDGED)]
     if judged:
         return f"metric {judged[0]} asks another model (an external judge)"
-    unsupported = [n if isinstance(n, str) else "a metric given as code" for n in names if n not in METRICS]
-    if unsupported:
-        return (f"metric {', '.join(unsupported)} has no babeleval metric object (supported: "
-                f"{', '.join(METRICS)})")
+    if not leaf.metrics:
+        return "none of its metrics has a babeleval metric object: " + "; ".join(
+            f"{name}: {why}" for name, why in leaf.unsupported.items())
     if config.get("filter_list"):
         return "its answers pass through lm-eval filters, which babeleval does not map"
     return None
@@ -213,6 +244,10 @@ def plan(spec: str, languages: list[str], where: str) -> Plan:
             if why:
                 raise ConfigError(f"{where}: lm-eval task '{leaf.name}' (language {language}) cannot run: {why}")
     all_leaves = [leaf for tasks in leaves.values() for leaf in tasks]
+    unsupported = {name: why for leaf in all_leaves for name, why in leaf.unsupported.items()}
+    if unsupported:
+        logging.getLogger(__name__).warning("%s: lm-eval '%s': not reported: %s", where, spec, "; ".join(
+            f"{name} ({why})" for name, why in unsupported.items()))
     families = {FAMILY_OF[leaf.output_type] for leaf in all_leaves}
     metrics = {leaf.metrics for leaf in all_leaves}
     if len(families) > 1 or len(metrics) > 1:

@@ -1,0 +1,162 @@
+"""lm-evaluation-harness tasks as a task family source (babeleval.tasks.lmeval): lm-eval's own rendering, byte for
+byte; Belebele through lm-eval against babeleval's own `paper` template; groups, refusals and the grid entry.
+
+Needs the `lmeval` extra (lm-eval 0.4); skipped where it is not installed. The documents are our own fixtures in
+each dataset's layout (data/samples/lmeval/), never fetched data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import pytest
+
+from babeleval.core.errors import ConfigError
+from babeleval.prompts.render import build_requests
+from babeleval.prompts.templates import load_template
+from babeleval.tasks import TASKS, get_task, lmeval
+
+pytest.importorskip("lm_eval")
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "data" / "samples"
+LMEVAL_SAMPLES = SAMPLES / "lmeval"
+
+
+@pytest.fixture(scope="module")
+def belebele_folder(tmp_path_factory) -> Path:
+    """The bundled Belebele sample in the hub repository's layout (``<config>/test.jsonl``)."""
+    folder = tmp_path_factory.mktemp("belebele")
+    for language in ("eng_Latn", "jpn_Jpan"):
+        (folder / language).mkdir()
+        shutil.copy(SAMPLES / "belebele" / f"{language}.jsonl", folder / language / "test.jsonl")
+    return folder
+
+
+def lm_eval_requests(task_name: str, overrides: dict) -> list[tuple[str, str]]:
+    """What lm-eval's own evaluator asks a model for the task's documents: (context, continuation) pairs in its
+    request order, recorded by a model that answers nothing."""
+    from lm_eval import evaluator
+    from lm_eval.api.model import LM
+
+    from babeleval.tasks import lmeval_catalogue as catalogue
+
+    class Recorder(LM):
+        asked: list[tuple[str, str]] = []
+
+        def loglikelihood(self, requests):
+            self.asked += [request.args for request in requests]
+            return [(0.0, False)] * len(requests)
+
+        def loglikelihood_rolling(self, requests):
+            raise AssertionError("not asked")
+
+        def generate_until(self, requests):
+            raise AssertionError("not asked")
+
+    [leaf] = catalogue.expand(task_name, "test")
+    config = {**leaf.config, **overrides}
+    model = Recorder()
+    evaluator.simple_evaluate(model=model, tasks=[config], task_manager=catalogue.task_manager(),
+                              log_samples=False, bootstrap_iters=0)
+    return model.asked
+
+
+def babeleval_requests(name: str, spec: str, source: dict, language: str) -> list[dict]:
+    lmeval.register({name: {"lmeval": spec}})
+    items = get_task(name).load(source, language)
+    return build_requests(load_template(name, spec), items, items, seed=0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec, folder, language", [
+    ("belebele_jpn_Jpan", None, "jpn_Jpan"),
+    ("include_base_44_japanese_medical_license", "include", "jpn_Jpan"),
+    ("global_piqa_parallel_cloze_jpn_jpan", "global_piqa", "jpn_Jpan"),
+    ("afrimmlu_direct_yor_prompt_1", "afrimmlu", "yor_Latn"),
+    ("afrixnli_yor_prompt_1", "afrixnli", "yor_Latn"),
+])
+def test_prompts_are_lm_evals_byte_for_byte(spec, folder, language, belebele_folder):
+    path = belebele_folder if folder is None else LMEVAL_SAMPLES / folder
+    source = {"kind": "local", "path": str(path)}
+    ours = babeleval_requests(f"lm_{spec}", spec, source, language)
+    from babeleval.tasks import lmeval_catalogue as catalogue
+
+    [leaf] = catalogue.expand(spec, "test")
+    theirs = lm_eval_requests(spec, lmeval.dataset_overrides(leaf, source, "."))
+    asked = [(request["prompt"], continuation) for request in ours for continuation in request["continuations"]]
+    assert len(asked) == len(theirs) > 0
+    assert sorted(asked) == sorted(theirs)  # lm-eval reorders requests by length; the pairs are the same bytes
+
+
+def test_belebele_through_lm_eval_asks_what_the_paper_template_asks_zero_shot(belebele_folder, tiny_model_dir):
+    """Belebele through lm-eval and babeleval's `paper` template (five-shot in the paper; lm-eval's task is
+    zero-shot, so the paper's exemplars are taken off here): the same prompts, continuations and encoding, and
+    so the same per-item log-likelihoods from the same model."""
+    from babeleval.generate.backends.base import LoglikelihoodRequest
+    from babeleval.generate.backends.config import HFConfig
+    from babeleval.generate.backends.hf import HFBackend
+    from babeleval.tasks.belebele import Belebele
+
+    source = {"kind": "local", "path": str(belebele_folder)}
+    through_lmeval = babeleval_requests("lm_belebele", "belebele_eng_Latn", source, "eng_Latn")
+    paper = load_template("belebele", "paper")
+    paper = dataclasses.replace(paper, fewshot=dataclasses.replace(paper.fewshot, n=0))
+    items = Belebele().load({"kind": "local", "path": str(SAMPLES / "belebele")}, "eng_Latn")
+    own = build_requests(paper, items, items, seed=0)
+    assert len(own) == len(through_lmeval) == 24
+    keys = ("prompt", "continuations", "answer", "choices")
+    assert [[r[k] for k in keys] for r in own] == [[r[k] for k in keys] for r in through_lmeval]
+    assert paper.protocol == load_template("lm_belebele", "belebele_eng_Latn").protocol
+
+    backend = HFBackend(HFConfig(builtin="tiny-llama", dtype="float32", device="cpu", batch_size=8),
+                        str(tiny_model_dir))
+    scored = [backend.loglikelihood([LoglikelihoodRequest(r["prompt"], tuple(r["continuations"]))
+                                     for r in requests]) for requests in (own, through_lmeval)]
+    same = sum(a.logprobs == b.logprobs for a, b in zip(*scored))
+    assert same == 24
+
+
+def test_a_per_language_group_gives_each_grid_language_its_member():
+    from babeleval.tasks import lmeval_catalogue as catalogue
+
+    plan = catalogue.plan("include_base_44", ["jpn_Jpan", "yor_Latn"][:1], "tasks.include.lmeval")
+    assert [leaf.name for leaf in plan.leaves["jpn_Jpan"]][:2] == [
+        "include_base_44_japanese_arts_humanities", "include_base_44_japanese_medical_license"]
+    assert plan.family == "multiple_choice" and plan.metrics == ("acc",)
+    with pytest.raises(ConfigError, match="language 'swh_Latn': lm-eval 'include_base_44' has none of its members"):
+        catalogue.plan("include_base_44", ["jpn_Jpan", "swh_Latn"], "tasks.include.lmeval")
+    belebele = catalogue.plan("belebele", ["eng_Latn", "jpn_Jpan"], "w")
+    assert {language: [leaf.name for leaf in leaves] for language, leaves in belebele.leaves.items()} == {
+        "eng_Latn": ["belebele_eng_Latn"], "jpn_Jpan": ["belebele_jpn_Jpan"]}
+
+
+@pytest.mark.parametrize("spec, reason", [
+    ("afrimgsm_direct_yor", "output_type generate_until"),
+    ("mmlu_prox_lite_ja_biology", "output_type generate_until"),
+    ("humaneval", "executes generated code"),
+    ("wikitext", "output_type loglikelihood_rolling"),
+    ("squadv2", "Python class"),
+])
+def test_what_babeleval_cannot_give_is_refused_at_start_up_with_the_reason(spec, reason):
+    from babeleval.tasks import lmeval_catalogue as catalogue
+
+    with pytest.raises(ConfigError, match=reason):
+        catalogue.plan(spec, ["eng_Latn"], "tasks.x.lmeval")
+
+
+def test_a_grid_entry_is_checked_before_any_job(tmp_path):
+    from babeleval.grid.params import load_params
+
+    grid = load_params(LMEVAL_SAMPLES.parent.parent.parent / "examples" / "lmeval_suite.yaml", root=ROOT)
+    assert {"include", "global_piqa", "afrimmlu", "afrixnli"} <= set(grid.tasks)
+    record = next(r for r in grid.records.values() if r.task == "include")
+    assert [m.name for m in record.metrics] == ["acc"]
+    bad = (ROOT / "examples" / "lmeval_suite.yaml").read_text().replace("templates: [include_base_44]",
+                                                                       "templates: [paper]")
+    (tmp_path / "params.yaml").write_text(bad)
+    with pytest.raises(ConfigError, match=r"tasks.include.templates: an lm-eval task has one template"):
+        load_params(tmp_path / "params.yaml", root=ROOT)
+    TASKS.pop("include", None)
