@@ -121,7 +121,7 @@ def build(leaf: catalogue.Leaf, source: dict[str, Any], root: str | Path) -> Any
     """lm-eval's task object for a leaf, its rows read from the source, its requests built as its evaluator
     builds them (zero-shot unless the task sets ``num_fewshot``; exemplars drawn with lm-eval's default seed)."""
     manager = catalogue.task_manager()
-    config = {**leaf.config, **dataset_overrides(leaf, source, root)}
+    config = {**leaf.resolved_config(), **dataset_overrides(leaf, source, root)}
     logging.getLogger("lm_eval").setLevel(logging.WARNING)
     task = manager.load(config)["tasks"][leaf.name]
     task.set_fewshot_seed(FEWSHOT_SEED)

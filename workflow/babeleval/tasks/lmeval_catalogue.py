@@ -47,7 +47,17 @@ class Leaf:
     """One lm-eval task a grid language reads: its full config (group defaults merged in) and where its rows are."""
 
     name: str
-    config: dict[str, Any]
+    config: dict[str, Any]  # as planned: ``!function`` entries not imported (a task's module may reach the hub)
+    defaults: tuple[tuple[str, Any], ...] = ()  # what its groups set for it
+
+    def resolved_config(self) -> dict[str, Any]:
+        """Its config with its Python functions imported, as lm-eval builds the task from it."""
+        entry = task_manager().task_index[self.name]
+        try:
+            return {**_config(entry, resolve=True), **dict(self.defaults)}
+        except Exception as exc:  # a task module's own import: anything it raises is the task's, said as such
+            raise ConfigError(f"lm-eval task '{self.name}': its Python functions cannot be loaded here "
+                              f"({type(exc).__name__}: {exc})") from None
 
     @property
     def dataset_path(self) -> str:
@@ -129,10 +139,11 @@ def _entry(name: str, where: str) -> Any:
     return entry
 
 
-def _config(entry: Any) -> dict[str, Any]:
+def _config(entry: Any, resolve: bool = False) -> dict[str, Any]:
+    """An index entry's config, ``include:`` resolved; its ``!function`` entries imported only with ``resolve``."""
     from lm_eval.tasks._yaml_loader import load_yaml
 
-    return dict(load_yaml(entry.yaml_path, resolve_func=True)) if entry.yaml_path else dict(entry.cfg or {})
+    return dict(load_yaml(entry.yaml_path, resolve_func=resolve)) if entry.yaml_path else dict(entry.cfg or {})
 
 
 def _group_fields() -> set[str]:
@@ -153,7 +164,7 @@ def expand(name: str, where: str, defaults: dict[str, Any] | None = None) -> lis
         if kind == "PY_TASK" or "class" in config:
             raise ConfigError(f"{where}: lm-eval task '{name}' is a Python class: its prompts and scoring are code "
                               "that babeleval cannot read as documents and templates")
-        return [Leaf(name, config)]
+        return [Leaf(name, config, tuple((defaults or {}).items()))]
     if kind == "TAG":
         return [leaf for member in sorted(entry.cfg.get("task", []) if entry.cfg else [])
                 for leaf in expand(member, where, defaults)]
