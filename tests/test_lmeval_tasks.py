@@ -159,11 +159,11 @@ def test_what_babeleval_cannot_give_is_refused_at_start_up_with_the_reason(spec,
 def test_a_grid_entry_is_checked_before_any_job(tmp_path):
     from babeleval.grid.params import load_params
 
-    grid = load_params(LMEVAL_SAMPLES.parent.parent.parent / "examples" / "lmeval_suite.yaml", root=ROOT)
-    assert {"include", "global_piqa", "afrimmlu", "afrixnli"} <= set(grid.tasks)
+    grid = load_params(ROOT / "examples" / "local_vs_translated.yaml", root=ROOT)
+    assert {"include", "global_piqa", "global_mmlu", "belebele"} <= set(grid.tasks)
     record = next(r for r in grid.records.values() if r.task == "include")
     assert [m.name for m in record.metrics] == ["acc"]
-    bad = (ROOT / "examples" / "lmeval_suite.yaml").read_text().replace("templates: [include_base_44]",
+    bad = (ROOT / "examples" / "local_vs_translated.yaml").read_text().replace("templates: [include_base_44_japanese]",
                                                                        "templates: [paper]")
     (tmp_path / "params.yaml").write_text(bad)
     with pytest.raises(ConfigError, match=r"tasks.include.templates: an lm-eval task has one template"):

@@ -56,6 +56,10 @@ class LmevalTask(Task):
     def leaves(self, language: str) -> tuple[catalogue.Leaf, ...]:
         return catalogue.plan(self.spec, [language], f"tasks.{self.NAME}.lmeval").leaves[language]
 
+    def shots(self, language: str) -> int:
+        """The exemplars lm-eval puts before each item in a language (its tasks' ``num_fewshot``; 0 where unset)."""
+        return max(int(leaf.config.get("num_fewshot") or 0) for leaf in self.leaves(language))
+
     def check(self, entry: dict[str, Any], where: str) -> catalogue.Plan:
         """A grid entry checked before any job: its templates (the one named after the lm-eval name), what each
         language evaluates (refusals named), and a hub source's dataset and pinned revision."""
