@@ -169,3 +169,20 @@ def test_a_grid_entry_is_checked_before_any_job(tmp_path):
     with pytest.raises(ConfigError, match=r"tasks.include.templates: an lm-eval task has one template"):
         load_params(tmp_path / "params.yaml", root=ROOT)
     TASKS.pop("include", None)
+
+
+@pytest.mark.slow
+def test_preparing_an_lm_eval_task_imports_neither_torch_nor_transformers():
+    """The prepare and render jobs (CPU) import lm-eval and datasets, never a model library."""
+    import subprocess
+    import sys
+
+    code = ("import sys, time\nstart = time.perf_counter()\nfrom babeleval.tasks import get_task, lmeval\n"
+            "lmeval.register({'include': {'lmeval': 'include_base_44_japanese'}})\n"
+            f"items = get_task('include').load({{'kind': 'local', 'path': {str(LMEVAL_SAMPLES / 'include')!r}}}, "
+            "'jpn_Jpan')\n"
+            "assert len(items) == 7, len(items)\n"
+            "heavy = [m for m in ('torch', 'transformers') if m in sys.modules]\nassert not heavy, heavy\n"
+            "print(f'prepared in {time.perf_counter() - start:.1f} s')\n")
+    done = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    print(done.stdout)
