@@ -74,7 +74,7 @@ def babeleval_requests(name: str, spec: str, source: dict, language: str) -> lis
 @pytest.mark.parametrize("spec, folder, language", [
     ("belebele_jpn_Jpan", None, "jpn_Jpan"),
     ("include_base_44_japanese_medical_license", "include", "jpn_Jpan"),
-    ("global_piqa_parallel_cloze_jpn_jpan", "global_piqa", "jpn_Jpan"),
+    ("global_piqa_nonparallel_cloze_jpn_jpan", "global_piqa", "jpn_Jpan"),
     ("afrimmlu_direct_yor_prompt_1", "afrimmlu", "yor_Latn"),
     ("afrixnli_yor_prompt_1", "afrixnli", "yor_Latn"),
 ])
@@ -122,12 +122,12 @@ def test_belebele_through_lm_eval_asks_what_the_paper_template_asks_zero_shot(be
 def test_a_per_language_group_gives_each_grid_language_its_member():
     from babeleval.tasks import lmeval_catalogue as catalogue
 
-    piqa = catalogue.plan("global_piqa_parallel_cloze", ["jpn_Jpan", "yor_Latn"], "tasks.global_piqa.lmeval")
+    piqa = catalogue.plan("global_piqa_nonparallel_cloze", ["jpn_Jpan", "yor_Latn"], "tasks.global_piqa.lmeval")
     assert {language: [leaf.name for leaf in leaves] for language, leaves in piqa.leaves.items()} == {
-        "jpn_Jpan": ["global_piqa_parallel_cloze_jpn_jpan"], "yor_Latn": ["global_piqa_parallel_cloze_yor_latn"]}
+        "jpn_Jpan": ["global_piqa_nonparallel_cloze_jpn_jpan"], "yor_Latn": ["global_piqa_nonparallel_cloze_yor_latn"]}
     assert piqa.metrics == ("acc", "acc_norm")  # acc_bytes: named unsupported at start-up, not reported
-    with pytest.raises(ConfigError, match="language 'som_Latn': lm-eval 'global_piqa_parallel_cloze' has none of its"):
-        catalogue.plan("global_piqa_parallel_cloze", ["jpn_Jpan", "som_Latn"], "tasks.global_piqa.lmeval")
+    with pytest.raises(ConfigError, match="language 'som_Latn': lm-eval 'global_piqa_nonparallel_cloze' has none of its"):
+        catalogue.plan("global_piqa_nonparallel_cloze", ["jpn_Jpan", "som_Latn"], "tasks.global_piqa.lmeval")
 
 
 def test_a_group_that_is_one_languages_gives_that_language_its_tasks():
