@@ -6,15 +6,22 @@ module plans without building a task (building one downloads its dataset): it ex
 of each grid language and refuses, naming the task and the reason, what babeleval cannot give. Rendering the
 documents is ``babeleval.tasks.lmeval``'s.
 
-Importing lm-eval costs about 2 s and its index about 10 s on a 2-core machine (14,683 names in 0.4.13); it is
-done once per process, only where a grid has an ``lmeval`` entry. It does not import torch.
+Importing lm-eval costs about 2 s; its index of names about 10 s on a quiet 2-core machine (14,683 names in
+0.4.13), so it is built once per installation and kept in the user's cache (``index_file``). Only a grid with an
+``lmeval`` entry pays for either. lm-eval does not import torch.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
 import logging
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..core.errors import ConfigError
@@ -52,7 +59,7 @@ class Leaf:
 
     def resolved_config(self) -> dict[str, Any]:
         """Its config with its Python functions imported, as lm-eval builds the task from it."""
-        entry = task_manager().task_index[self.name]
+        entry = task_index()[self.name]
         try:
             return {**_config(entry, resolve=True), **dict(self.defaults)}
         except Exception as exc:  # a task module's own import: anything it raises is the task's, said as such
@@ -121,29 +128,73 @@ class Plan:
     leaves: dict[str, tuple[Leaf, ...]]  # grid language -> its lm-eval tasks, in the group's order
 
 
+@dataclass(frozen=True)
+class IndexEntry:
+    """What lm-eval's index says of a name: its kind (TASK, PY_TASK, GROUP, TAG), its YAML file, a tag's tasks."""
+
+    kind: str
+    yaml_path: str | None
+    members: tuple[str, ...] = ()
+
+
+def _lmeval_location() -> tuple[str, Path]:
+    """The installed lm-eval's version and task directory, found without importing it."""
+    spec = importlib.util.find_spec("lm_eval")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError("an 'lmeval' task entry needs lm-evaluation-harness 0.4: pip install 'babeleval[lmeval]'")
+    return importlib.metadata.version("lm_eval"), Path(list(spec.submodule_search_locations)[0]) / "tasks"
+
+
+def index_file() -> Path:
+    """Where lm-eval's index is kept between processes: one file per lm-eval version and installation."""
+    version, tasks = _lmeval_location()
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "babeleval"
+    return cache / f"lmeval-index-{version}-{hashlib.sha256(str(tasks).encode()).hexdigest()[:12]}.json"
+
+
+@functools.cache
+def task_index() -> dict[str, IndexEntry]:
+    """lm-eval's index of its shipped tasks, groups and tags, as its ``TaskManager`` builds it (about 10 s on a
+    quiet 2-core machine, 14,683 names in 0.4.13): built once per installation, then read from ``index_file``."""
+    path = index_file()
+    if path.is_file():
+        return {name: IndexEntry(kind, yaml_path, tuple(members))
+                for name, (kind, yaml_path, members) in json.loads(path.read_text(encoding="utf-8")).items()}
+    from lm_eval.tasks import TaskManager
+
+    index = {name: IndexEntry(entry.kind.name, str(entry.yaml_path) if entry.yaml_path else None,
+                              tuple(sorted(entry.tags)) if entry.kind.name == "TAG" else ())
+             for name, entry in TaskManager().task_index.items()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # whole or absent: processes may build it at once
+    partial.write_text(json.dumps({name: [e.kind, e.yaml_path, list(e.members)] for name, e in index.items()}),
+                       encoding="utf-8")
+    partial.replace(path)
+    return index
+
+
 @functools.cache
 def task_manager() -> Any:
-    """lm-eval's ``TaskManager`` over its shipped tasks: one per process (its index takes seconds)."""
-    try:
-        from lm_eval.tasks import TaskManager
-    except ImportError:
-        raise ConfigError("an 'lmeval' task entry needs lm-evaluation-harness 0.4: pip install 'babeleval[lmeval]'"
-                          ) from None
-    return TaskManager()
+    """lm-eval's ``TaskManager`` that builds a task from its full config (no index of its own: ``task_index``)."""
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_defaults=False)
 
 
-def _entry(name: str, where: str) -> Any:
-    entry = task_manager().task_index.get(name)
+def _entry(name: str, where: str) -> IndexEntry:
+    entry = task_index().get(name)
     if entry is None:
         raise ConfigError(f"{where}: lm-eval has no task or group '{name}' (lm-eval's own list: lm-eval ls tasks)")
     return entry
 
 
-def _config(entry: Any, resolve: bool = False) -> dict[str, Any]:
+def _config(entry: IndexEntry, resolve: bool = False) -> dict[str, Any]:
     """An index entry's config, ``include:`` resolved; its ``!function`` entries imported only with ``resolve``."""
+    if entry.yaml_path is None:
+        return {}
     from lm_eval.tasks._yaml_loader import load_yaml
 
-    return dict(load_yaml(entry.yaml_path, resolve_func=resolve)) if entry.yaml_path else dict(entry.cfg or {})
+    return dict(load_yaml(entry.yaml_path, resolve_func=resolve))
 
 
 def _group_fields() -> set[str]:
@@ -158,7 +209,7 @@ def expand(name: str, where: str, defaults: dict[str, Any] | None = None) -> lis
     """The leaf tasks under a task, group or tag, in its order, each with the defaults its groups set for it
     (lm-eval merges a group's non-structural keys into its members' configs the same way)."""
     entry = _entry(name, where)
-    kind = entry.kind.name
+    kind = entry.kind
     if kind in ("TASK", "PY_TASK"):
         config = {**_config(entry), **(defaults or {})}
         if kind == "PY_TASK" or "class" in config:
@@ -166,8 +217,7 @@ def expand(name: str, where: str, defaults: dict[str, Any] | None = None) -> lis
                               "that babeleval cannot read as documents and templates")
         return [Leaf(name, config, tuple((defaults or {}).items()))]
     if kind == "TAG":
-        return [leaf for member in sorted(entry.cfg.get("task", []) if entry.cfg else [])
-                for leaf in expand(member, where, defaults)]
+        return [leaf for member in entry.members for leaf in expand(member, where, defaults)]
     raw = _config(entry)
     group_fields = _group_fields()
     merged = {**{k: v for k, v in raw.items() if k not in group_fields}, **(defaults or {})}
@@ -182,7 +232,7 @@ def _member(member: Any, group: str, where: str) -> tuple[str, dict[str, Any]]:
     """A group member's name and the keys the group sets for it (``- task: <name>`` with ``task_alias`` ...)."""
     if isinstance(member, str):
         return member, {}
-    if isinstance(member, dict) and isinstance(member.get("task"), str) and member["task"] in task_manager().task_index:
+    if isinstance(member, dict) and isinstance(member.get("task"), str) and member["task"] in task_index():
         return member["task"], {key: value for key, value in member.items() if key not in ("task", "task_alias")}
     raise ConfigError(f"{where}: lm-eval group '{group}' defines a member inline ({member!r:.80}); babeleval reads "
                       "members that lm-eval registers by name")
@@ -191,7 +241,7 @@ def _member(member: Any, group: str, where: str) -> tuple[str, dict[str, Any]]:
 def children(name: str, where: str) -> list[str]:
     """A group's direct members (a task's: none)."""
     entry = _entry(name, where)
-    if entry.kind.name != "GROUP":
+    if entry.kind != "GROUP":
         return []
     return [_member(member, name, where)[0] for member in _config(entry).get("task") or []]
 
