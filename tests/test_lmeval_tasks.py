@@ -125,7 +125,8 @@ def test_a_per_language_group_gives_each_grid_language_its_member():
     piqa = catalogue.plan("global_piqa_nonparallel_cloze", ["jpn_Jpan", "yor_Latn"], "tasks.global_piqa.lmeval")
     assert {language: [leaf.name for leaf in leaves] for language, leaves in piqa.leaves.items()} == {
         "jpn_Jpan": ["global_piqa_nonparallel_cloze_jpn_jpan"], "yor_Latn": ["global_piqa_nonparallel_cloze_yor_latn"]}
-    assert piqa.metrics == ("acc", "acc_norm")  # acc_bytes: named unsupported at start-up, not reported
+    assert piqa.metrics == ("acc", "acc_norm")  # acc_bytes: named at start-up, not reported
+    assert list(piqa.unsupported) == ["acc_bytes"]
     with pytest.raises(ConfigError, match="language 'som_Latn': lm-eval 'global_piqa_nonparallel_cloze' has none of its"):
         catalogue.plan("global_piqa_nonparallel_cloze", ["jpn_Jpan", "som_Latn"], "tasks.global_piqa.lmeval")
 

@@ -67,6 +67,9 @@ class LmevalTask(Task):
             raise ConfigError(f"{where}.templates: an lm-eval task has one template, named after it: "
                               f"[{self.spec}] (got {entry['templates']})")
         plan = catalogue.plan(self.spec, list(entry["languages"]), f"{where}.lmeval")
+        if plan.unsupported:
+            logging.getLogger(__name__).warning("%s.lmeval: lm-eval '%s': not reported: %s", where, self.spec, "; ".join(
+                f"{name} ({why})" for name, why in plan.unsupported.items()))
         if entry["source"]["kind"] != LOCAL:
             for leaf in {leaf.name: leaf for leaves in plan.leaves.values() for leaf in leaves}.values():
                 try:

@@ -18,7 +18,6 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import json
-import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,6 +125,7 @@ class Plan:
     family: str
     metrics: tuple[str, ...]
     leaves: dict[str, tuple[Leaf, ...]]  # grid language -> its lm-eval tasks, in the group's order
+    unsupported: dict[str, str]  # its metrics babeleval does not report -> why (said at start-up)
 
 
 @dataclass(frozen=True)
@@ -281,6 +281,13 @@ def refusal(leaf: Leaf) -> str | None:
 
 def plan(spec: str, languages: list[str], where: str) -> Plan:
     """What ``lmeval: spec`` evaluates in each grid language; anything babeleval cannot run stops here, named.
+    Planned once per process for the same question (the rules and jobs ask for a language's files many times)."""
+    return _plan(spec, tuple(languages), where)
+
+
+@functools.cache
+def _plan(spec: str, languages: tuple[str, ...], where: str) -> Plan:
+    """``plan``'s work.
 
     A group whose members are per language (their names end in a language: ``_ja``, ``_japanese``,
     ``_jpn_Jpan``) gives each grid language its member; any other task or group is the one grid language's."""
@@ -306,12 +313,9 @@ def plan(spec: str, languages: list[str], where: str) -> Plan:
                 raise ConfigError(f"{where}: lm-eval task '{leaf.name}' (language {language}) cannot run: {why}")
     all_leaves = [leaf for tasks in leaves.values() for leaf in tasks]
     unsupported = {name: why for leaf in all_leaves for name, why in leaf.unsupported.items()}
-    if unsupported:
-        logging.getLogger(__name__).warning("%s: lm-eval '%s': not reported: %s", where, spec, "; ".join(
-            f"{name} ({why})" for name, why in unsupported.items()))
     families = {FAMILY_OF[leaf.output_type] for leaf in all_leaves}
     metrics = {leaf.metrics for leaf in all_leaves}
     if len(families) > 1 or len(metrics) > 1:
         raise ConfigError(f"{where}: lm-eval '{spec}' mixes output types or metrics across its tasks "
                           f"({sorted(families)}, {sorted(metrics)}); name one of its members")
-    return Plan(spec, families.pop(), metrics.pop(), leaves)
+    return Plan(spec, families.pop(), metrics.pop(), leaves, unsupported)
