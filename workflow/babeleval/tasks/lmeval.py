@@ -140,6 +140,7 @@ def rendered_items(leaf: catalogue.Leaf, source: dict[str, Any], root: str | Pat
                    task_name: str) -> list[dict[str, Any]]:
     """The canonical items of one lm-eval task: per document, lm-eval's context, continuations, choices, gold."""
     task = build(leaf, source, root)
+    version = catalogue.lmeval_version()  # the rendering's code, on record with each item
     by_doc: dict[int, list[Any]] = {}
     for instance in task.instances:
         by_doc.setdefault(instance.doc_id, []).append(instance)
@@ -154,6 +155,7 @@ def rendered_items(leaf: catalogue.Leaf, source: dict[str, Any], root: str | Pat
             "language": language,
             "group": f"{leaf.name}#{doc_id}",
             "lmeval_task": leaf.name,
+            "lmeval_version": version,
             "lmeval_context": instances[0].arguments[0],
             "lmeval_continuations": [instance.arguments[1] for instance in instances],
             "choices": choices,

@@ -145,6 +145,10 @@ def _lmeval_location() -> tuple[str, Path]:
     return importlib.metadata.version("lm_eval"), Path(list(spec.submodule_search_locations)[0]) / "tasks"
 
 
+def lmeval_version() -> str:
+    return _lmeval_location()[0]
+
+
 def index_file() -> Path:
     """Where lm-eval's index is kept between processes: one file per lm-eval version and installation."""
     version, tasks = _lmeval_location()
