@@ -169,6 +169,11 @@ def test_a_grid_entry_is_checked_before_any_job(tmp_path):
     (tmp_path / "params.yaml").write_text(bad)
     with pytest.raises(ConfigError, match=r"tasks.include.templates: an lm-eval task has one template"):
         load_params(tmp_path / "params.yaml", root=ROOT)
+    missing = (ROOT / "examples" / "local_vs_translated.yaml").read_text().replace(
+        "languages: [jpn_Jpan, hin_Deva]\n    templates: [global_piqa", "languages: [jpn_Jpan, yor_Latn]\n    templates: [global_piqa")
+    (tmp_path / "params.yaml").write_text(missing)
+    with pytest.raises(ConfigError, match=r"tasks.global_piqa.languages: no data file for .*yor_latn/test.jsonl"):
+        load_params(tmp_path / "params.yaml", root=ROOT)
     TASKS.pop("include", None)
 
 
