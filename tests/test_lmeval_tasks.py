@@ -79,7 +79,6 @@ def babeleval_requests(name: str, spec: str, source: dict, language: str) -> lis
     return build_requests(load_template(name, spec), items, items, seed=0)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("spec, folder, language", [
     ("belebele_jpn_Jpan", None, "jpn_Jpan"),
     ("include_base_44_japanese_medical_license", "include", "jpn_Jpan"),
