@@ -34,8 +34,12 @@ run: $(BIN)/.installed
 		&& $(BIN)/dvc config --local plots.html_template tmp/offline_plots.html; fi
 	$(BIN)/snakemake --cores $(CORES) --resources gpu=1 --rerun-incomplete
 
+# Two pytest workers (pytest-xdist): most tests wait on a process they started, so two share two cores well.
+# Tests that must share one worker say so with xdist_group (--dist loadgroup). The 25 slowest are printed.
+TEST_WORKERS ?= 2
+
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
 
 lint: $(BIN)/.installed
 	$(BIN)/snakemake --lint

@@ -45,6 +45,8 @@ TARGETS = ["results/leaderboard.csv", "results/leaderboard.md", "results/metrics
 # Snakemake's lines that open and close a job
 JOB_EVENT = re.compile(r"^(?:(?:local)?rule (\S+):|Finished jobid: \d+ \(Rule: (\S+)\))$")
 CACHE = "results/cache/tiny-llama.sqlite"
+# 19 kill cases of about 45 s each, independent: spread over the pytest-xdist workers (each builds the reference once)
+SPREAD_OVER_WORKERS = True
 
 
 def make_workflow(dest: Path, generation_job: str = "template") -> Path:
@@ -246,6 +248,7 @@ TASK_JOB_POINTS = ["mid-generation", "generation-written"]
 CASES = [("template", name) for name in POINTS] + [("task", name) for name in TASK_JOB_POINTS]
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 @pytest.mark.parametrize("generation_job, point_name", CASES, ids=[f"{job}-{name}" for job, name in CASES])
 def test_a_run_killed_anywhere_resumes_to_the_same_bytes(generation_job, point_name, uninterrupted, tmp_path):
@@ -287,6 +290,7 @@ class Crash(Exception):
     pass
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["loglikelihood", "generate-sampled"])
 def test_resumed_generation_answers_like_an_uninterrupted_one(mode, tmp_path, tiny_model_dir):
     """Chunks commit whole, so what a resumed job still has to do is the uninterrupted job's last chunks, batched
