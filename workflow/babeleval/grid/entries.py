@@ -17,6 +17,7 @@ from ..score.parsers import PARSERS, get_parser
 from ..tasks import Task, get_task
 from ..tasks.base import is_local
 from ..tasks.lmeval import LmevalTask
+from ..tasks.lmeval_catalogue import lmeval_version
 from ..tasks.families import Family, get_family
 from .checks import local_parts
 from .records import TaskEntry
@@ -40,6 +41,7 @@ def task_entry(name: str, entry: dict, params: dict, source_file: str, root: str
     options = {**task.OPTIONS, **given}
     if isinstance(task, LmevalTask):  # its prompts are lm-eval's: what it evaluates and reports is planned there
         plan = task.check(entry, f"{source_file}: tasks.{name}")
+        options["lmeval_version"] = lmeval_version()  # in the preparing rule's params: an upgrade re-renders
     templates = checked_templates(task, entry, params, source_file, root)
     if isinstance(task, LmevalTask):
         templates = {key: replace(template, metrics=plan.metrics) for key, template in templates.items()}
