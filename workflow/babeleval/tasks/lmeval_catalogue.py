@@ -36,8 +36,11 @@ REFUSED_OUTPUT = {
     "loglikelihood_rolling": "it scores a whole document's rolling log-likelihood (perplexity), which no babeleval "
                              "family reports",
 }
-# lm-eval's metric -> babeleval's metric object of the same definition (babeleval.score.metrics)
-METRICS = {"acc": "acc", "acc_norm": "acc_norm", "exact_match": "exact_match", "f1": "f1"}
+# lm-eval's metric -> babeleval's metric object of the same definition (babeleval.score.metrics) for the output
+# types babeleval runs: a multiple-choice task's argmax of the continuations' log-likelihoods, raw and divided by
+# the continuation's length in characters (babeleval's exact_match and f1 are SQuAD's, over extracted spans: not
+# lm-eval's classification f1 or its exact_match of a filtered generation)
+METRICS = {"acc": "acc", "acc_norm": "acc_norm"}
 # config keys that mean a need babeleval cannot meet, and why
 NEEDS = {
     "unsafe_code": "it executes generated code",
