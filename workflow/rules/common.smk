@@ -216,8 +216,9 @@ def analysis_table(name):
     return paths.ANALYSIS.format(name=name)
 
 
-def variation_section(wildcards):
-    """The prompt-variation section of the report, where the grid has variants of a base template; the budgeted
-    sets' section, where it has any (budget.smk)."""
+def report_sections(wildcards):
+    """The report's sections of its own: prompt variation, where the grid has variants of a base template; the
+    budgeted sets', where it has any (budget.smk); translated against local tests, where the grid pairs tasks."""
     return (([paths.VARIATION_SECTION] if grid_rules.has_variants(GRID) else [])
-            + ([paths.BUDGET_SECTION] if grid_rules.has_budgets(GRID) else []))
+            + ([paths.BUDGET_SECTION] if grid_rules.has_budgets(GRID) else [])
+            + ([paths.LOCAL_VS_TRANSLATED_SECTION] if GRID.analysis.local_vs_translated else []))
