@@ -179,7 +179,7 @@ def test_job_caches_and_counts_its_calls(tmp_path, tiny_model_dir, monkeypatch):
     assert raw[0]["answer_source"] == "rules" and raw[0]["rule_answer"] == "A"
 
 
-@pytest.mark.slow
+@pytest.mark.workflow
 def test_workflow_plans_extraction_and_reruns_only_what_depends_on_it(tmp_path):
     """A real run: the extraction job sits between generation and scoring; its usage reaches the run summary under
     the extractor's name; a changed extractor setting reruns extraction and scoring, not generation."""

@@ -236,5 +236,6 @@ def test_rate_limit_resource_names():
         return rate_limit_resource(OpenAIConfig(model="m", **settings))
 
     assert named(base_url="https://openrouter.ai/api/v1") == "api_openrouter_ai"
-    assert named(base_url="http://localhost:8000/v1") == "api_localhost_8000"
+    assert named(base_url="http://localhost:8000/v1") == "api_localhost"  # the host, as the docs name it
+    assert named(base_url="http://user@127.0.0.1:8001/v1") == "api_127_0_0_1"
     assert named(base_url="https://x", rate_limit_resource="api_lab") == "api_lab"

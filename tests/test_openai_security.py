@@ -104,7 +104,9 @@ def test_the_request_deadline_holds_against_a_trickling_server(respond, monkeypa
                                                r"\(request_deadline: connecting, reading and retries together\)"):
             ask(backend)
         took = time.monotonic() - started
-    assert 1.4 <= took < 3.0, took  # each byte came within the 1 s timeout; only the deadline stops it
+    # each byte came within the 1 s timeout; only the deadline stops it (the whole trickle takes over 20 s; the
+    # upper bound leaves a busy machine room)
+    assert 1.4 <= took < 10.0, took
 
 
 def test_retries_stop_at_the_deadline(monkeypatch):
@@ -113,7 +115,9 @@ def test_retries_stop_at_the_deadline(monkeypatch):
         started = time.monotonic()
         with pytest.raises(BackendError, match=r"request deadline of 1 s"):
             ask(backend)
-    assert time.monotonic() - started < 1.0 and len(srv.headers) == 1  # a 5 s wait would pass the deadline
+    # one request: the 5 s wait the server asked for would pass the deadline, so it is not waited (the bound
+    # is under those 5 s, with room for a busy machine)
+    assert len(srv.headers) == 1 and time.monotonic() - started < 4.0
 
 
 def test_retry_after_is_capped_by_max_retry_after(monkeypatch):
@@ -158,7 +162,7 @@ def test_a_server_that_never_accepts_is_bounded_by_the_deadline(monkeypatch):
         started = time.monotonic()
         with pytest.raises(BackendError, match="request deadline of 1 s"):
             ask(backend)
-        assert time.monotonic() - started < 2.5
+        assert time.monotonic() - started < 4.5  # the deadline, not the 5 s timeout (room for a busy machine)
     finally:
         listener.close()
 

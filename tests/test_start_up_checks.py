@@ -31,7 +31,8 @@ def test_a_relative_path_without_dot_that_is_nowhere_is_refused_at_once(params, 
     started = time.perf_counter()
     with pytest.raises(ConfigError) as caught:
         check_model_sources(grid, repo_root, environ)
-    assert time.perf_counter() - started < 1.0  # nothing is asked of the hub, so nothing is retried
+    # nothing is asked of the hub, so nothing is retried (the retries took 55 s; room for a busy machine)
+    assert time.perf_counter() - started < 10.0
     assert str(caught.value) == (
         f"params.yaml: models.mine.model: 'checkpoints/tiny-c' is neither a local folder nor in the local hub cache "
         f"({tmp_path / 'hub'}): for a folder, check the path and write it as ./checkpoints/tiny-c (a path starting "

@@ -17,6 +17,7 @@ This module never imports torch.
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -179,10 +180,14 @@ class APIConfig(ModelConfig):
 
 
 def rate_limit_resource(config: APIConfig) -> str:
-    """The Snakemake resource an API model's jobs hold: ``rate_limit_resource`` or ``api_<host>``."""
+    """The Snakemake resource an API model's jobs hold: ``rate_limit_resource`` or ``api_<host>``.
+
+    The host alone, as docs/models.md writes it: no port, no user name. Servers on two ports of one host share
+    the name; a model entry gives its own (``rate_limit_resource``) where they should be limited apart.
+    """
     if config.rate_limit_resource:
         return config.rate_limit_resource
-    host = re.sub(r"^[a-z]+://", "", config.base_url.lower()).split("/")[0]
+    host = urlsplit(config.base_url.lower()).hostname or config.base_url.lower()
     return "api_" + re.sub(r"[^a-z0-9]+", "_", host).strip("_")
 
 
