@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -154,17 +154,24 @@ class _ItemDataOf:
         return self._made[key]
 
 
+def comparison_groups(combos: Iterable[Combo]) -> dict[tuple, dict[str, Combo]]:
+    """The groups whose members are compared two by two: (kind, fixed, task, language) -> member -> combination,
+    a group being the templates of one model and language, or the models of one template and language. The
+    analysis tests these pairs and ``plan`` plans them (``babeleval.grid.power_plan``)."""
+    groups: dict[tuple, dict[str, Combo]] = {}
+    for combo in map(Combo._make, combos):
+        groups.setdefault(("template", combo.model, combo.task, combo.language), {})[combo.template] = combo
+        groups.setdefault(("model", combo.template, combo.task, combo.language), {})[combo.model] = combo
+    return groups
+
+
 def pairwise(raw: Mapping[Combo, list[dict]], scores: dict[Combo, dict] | None = None, *, seed: int,
              n_samples: int = DEFAULT_SETTINGS.samples, alpha: float = DEFAULT_SETTINGS.alpha,
              confidence: float = DEFAULT_SETTINGS.confidence) -> dict[str, pd.DataFrame]:
     """Template-vs-template and model-vs-model tables, each with Holm-corrected p-values."""
     scores = scores or {}
     rows: dict[str, list[dict[str, Any]]] = {"template": [], "model": []}
-    # a group: the templates of one model and language, or the models of one template and language
-    groups: dict[tuple, dict[str, Combo]] = {}
-    for combo in raw:
-        groups.setdefault(("template", combo.model, combo.task, combo.language), {})[combo.template] = combo
-        groups.setdefault(("model", combo.template, combo.task, combo.language), {})[combo.model] = combo
+    groups = comparison_groups(raw)
     # every group lies within one (task, language): its combinations are read once, when its turn comes
     by_language: dict[tuple[str, str], list[tuple]] = {}
     for key in sorted(groups):
