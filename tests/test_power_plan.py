@@ -103,3 +103,28 @@ def test_plan_command_prints_each_family_and_writes_every_row(tmp_path, monkeypa
     assert len(frame[frame["task"] == "belebele"]) == 9
     assert np.all(frame.loc[frame["task"] == "belebele", "items_needed"] > 0)
     assert plan_cli.main(["--params", str(TINY_GRID), "--discordance", "0"]) == 2
+
+
+def test_after_the_run_each_comparison_shows_what_it_could_not_detect():
+    from babeleval.analysis.significance import correct, pairwise
+    from babeleval.cli.compare import compare_sides, render
+    from babeleval.core.paths import Combo
+
+    # 200 items; b gets 10 of a's right answers wrong and 6 of its wrong ones right: 16 discordant, not significant
+    a = [{"id": str(i), "correct": i % 2 == 0} for i in range(200)]
+    b = [{"id": str(i), "correct": (i % 2 == 0 and i >= 20) or i in (1, 3, 5, 7, 9, 11)} for i in range(200)]
+    combo = Combo("m", "belebele", "eng_Latn", "paper")
+    frame = compare_sides(({combo: a}, {}), ({combo: b}, {}), seed=0, n_samples=200)
+    [row] = frame.itertuples(index=False)
+    assert not row.significant
+    assert row.mde == pytest.approx(100 * power.observed_mde(200, 10, 6, 0.05, 1))
+    text = render(frame, "before", "after", 0.95)
+    assert f"m/belebele/eng_Latn/paper: {row.delta:+.1f}, not significant; this design could not detect less than " \
+           f"{row.mde:.1f} points" in text
+
+    # the analysis's significance tables carry it too, on the share scale (written in points for readers)
+    other = Combo("m", "belebele", "eng_Latn", "instruct")
+    tables = pairwise({combo: a, other: b}, seed=0, n_samples=200)
+    row = tables["templates"].iloc[0]
+    assert row["mde"] == pytest.approx(power.observed_mde(200, 6, 10, 0.05, int(row["family_size"])))
+    assert correct(tables["templates"], 0.05)["mde"].notna().all()

@@ -72,7 +72,7 @@ def minimum_detectable(n: int, discordance: float, alpha: float, target: float =
     if power(n, discordance, discordance, alpha) < target:
         return None
     low, high = 0.0, discordance
-    for _ in range(40):  # power rises with the difference: bisection to well below a hundredth of a point
+    for _ in range(24):  # power rises with the difference: bisection to well below a hundredth of a point
         middle = (low + high) / 2
         if power(n, discordance, middle, alpha) >= target:
             high = middle
@@ -104,6 +104,14 @@ def items_needed(difference: float, discordance: float, alpha: float, target: fl
         else:
             low = middle
     return high
+
+
+def observed_mde(n_items: int, a_only: int, b_only: int, alpha: float, family_size: int) -> float | None:
+    """After a run: the MDE of a test that was made, at the discordance its items showed and its Holm family's
+    level. None where no item was discordant (the design's discordance is unknown) or none is detectable."""
+    if n_items <= 0 or a_only + b_only == 0:
+        return None
+    return minimum_detectable(n_items, (a_only + b_only) / n_items, corrected_alpha(alpha, family_size))
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,10 @@ The test follows the metric (its resampling, ``babeleval.score.metrics``):
   p = (c + 1) / (B + 1)).
 
 Each row also holds ``diff_low`` / ``diff_high``: the percentile interval of a - b, resampling the shared items
-(the same draws for both sides), so a reader sees the size a difference may have, and whether it holds 0.
+(the same draws for both sides), so a reader sees the size a difference may have, and whether it holds 0; and, for
+an exact McNemar test, ``mde``: the smallest difference the test could find with 80% power at its Holm level, at
+the discordance its items showed (``babeleval.analysis.power``), so a difference that is not significant says
+what the design could not have found.
 
 p-values are corrected with **Holm-Bonferroni** within a family: all tests of
 one comparison kind for one task and one metric. Each row says which family it
@@ -36,15 +39,16 @@ from scipy import stats
 from ..core.progress import Progress
 from ..score.metrics import ACCURACY, get_metric
 from .bootstrap import ItemData, item_data, percentile_interval
+from .power import observed_mde
 from ..core.paths import Combo
 from .records import metric_options
 from .settings import DEFAULT_SETTINGS
 
 COLUMNS = ["comparison", "task", "language", "fixed", "a", "b", "metric", "n_items", "score_a", "score_b", "diff",
-           "diff_low", "diff_high", "test", "a_only", "b_only", "p_value", "p_holm", "significant", "family_size", "correction"]
+           "diff_low", "diff_high", "test", "a_only", "b_only", "p_value", "p_holm", "significant", "family_size", "correction", "mde"]
 CORRECTION = "Holm-Bonferroni"
 # the columns on the metric's scale: computed on it, written on the scale readers see (``records.on_reader_scale``)
-SCORES = ("score_a", "score_b", "diff", "diff_low", "diff_high")
+SCORES = ("score_a", "score_b", "diff", "diff_low", "diff_high", "mde")
 
 
 def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int, float]:
@@ -208,6 +212,15 @@ def _group_rows(key: tuple, members: dict[str, Combo], data: _ItemDataOf, scores
     return out
 
 
+def _mde(row: Any, alpha: float) -> float:
+    """The smallest difference an exact McNemar test of the row could find with 80% power at its Holm level, at the
+    discordance its items showed (``power.observed_mde``); NaN for a bootstrap test or no discordant item."""
+    if row.a_only is None or pd.isna(row.a_only):
+        return float("nan")
+    found = observed_mde(int(row.n_items), int(row.a_only), int(row.b_only), alpha, int(row.family_size))
+    return float("nan") if found is None else found
+
+
 def correct(frame: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """Holm-Bonferroni within each (comparison, task, metric) family; says so in every row."""
     frame = frame.copy()
@@ -222,5 +235,6 @@ def correct(frame: pd.DataFrame, alpha: float) -> pd.DataFrame:
         label[index] = f"{CORRECTION} over {len(index)} tests ({comparison}, {task}, {metric})"
     frame["p_holm"], frame["family_size"], frame["correction"] = p_holm, size, label
     frame["significant"] = frame["p_holm"] < alpha
+    frame["mde"] = [_mde(row, alpha) for row in frame.itertuples(index=False)]
     return frame.sort_values(["comparison", "task", "metric", "language", "fixed", "a", "b"],
                              kind="stable").reset_index(drop=True)

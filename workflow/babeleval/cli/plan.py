@@ -10,7 +10,12 @@ difference the exact McNemar test finds with 80% power at the configured ``analy
 correction over its family (``babeleval.analysis.power``), and with ``--difference`` the items that difference
 needs. The discordance (the share of items two sides answer differently) comes from an earlier run's outcome
 tables under ``results/outcomes/`` where they hold the pair (a pilot), else from the pilot's other pairs of the task,
-else from ``--discordance`` (an assumption, printed as one). Nothing is run and no model is loaded.
+else from ``--discordance`` (an assumption, printed as one).
+
+Cost: per model, the requests, prompt tokens (its own tokenizer where it is on disk, else estimated), expected
+completion tokens (a pilot's average, else ``max_new_tokens``), the answers its response cache already holds and,
+with ``prices`` in its entry, the cost (``babeleval.cli.forecast``); beside it, where the grid has run, what that
+run's usage files report. Nothing is run and no model is loaded (a tokenizer is).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from ..grid.power_plan import PlannedComparison, plan
 from ..grid.records import Grid
 from ..prompts.render import requests_for
 from ..score import outcomes
+from . import forecast
 from .show import task_rows
 
 SHOWN_ROWS = 20  # rows of one family printed; --csv writes them all
@@ -128,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="the share of items two sides answer differently, where no pilot measured it "
                              f"(default {power.ASSUMED_DISCORDANCE})")
     parser.add_argument("--csv", help="write every planned comparison to this CSV file")
+    parser.add_argument("--no-cost", action="store_true", help="power only: no token counts (no tokenizer loads)")
     args = parser.parse_args(argv)
     if not 0 < args.discordance <= 1:
         print(f"error: --discordance {args.discordance}: a share of items, above 0 and at most 1", file=sys.stderr)
@@ -145,6 +152,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print("\n".join(power_lines(planned, grid.analysis.alpha, difference)))
+    if not args.no_cost:
+        forecasts = [forecast.forecast(grid, model, requests, Path(args.pilot)) for model in grid.models
+                     if grid.runs_something(model)]
+        print("\n".join(["", *forecast.lines(forecasts, grid, Path(args.pilot))]))
     if args.csv:
         power_frame(planned).to_csv(args.csv, index=False, float_format="%.6g")
     return 0
