@@ -206,3 +206,14 @@ def budgeted_files(grid: Grid, pattern: str, budgeted: bool = True) -> list[str]
 def has_budgets(grid: Grid) -> bool:
     """Whether the grid has a budgeted variant set (then the report shows its estimates)."""
     return any(task.budgets for task in grid.tasks.values())
+
+
+def usage_files(grid: Grid) -> list[str]:
+    """The usage file of every (model, task, template) generation of the grid (the report's planning section)."""
+    jobs = sorted({(model, task, template) for model, task, _, template in grid.combinations()})
+    return [paths.USAGE.format(model=model, task=task, template=template) for model, task, template in jobs]
+
+
+def prices(grid: Grid) -> dict[str, dict[str, float] | None]:
+    """Each model's prices per million tokens, where its entry gives them (API models)."""
+    return {name: getattr(config, "prices", None) for name, config in grid.models.items()}
