@@ -225,7 +225,9 @@ def lines(forecasts: list[ModelForecast], grid: Grid, root: Path) -> list[str]:
         if done and done["prompt"] + done["completion"]:
             forecast_total = f.prompt_tokens + f.completion_tokens
             actual = done["prompt"] + done["completion"]
+            # only a run of these very requests can check the forecast (a pilot of fewer items is not one)
+            check = (f"the forecast is {100 * (forecast_total - actual) / actual:+.1f}% of its tokens"
+                     if done["requests"] == f.requests else "another set of requests than this forecast's")
             out.append(f"  last run ({paths.USAGE.split('{model}')[0]}{f.model}/, all requests): "
-                       f"{done['requests']:,} requests, {done['prompt']:,} in, {done['completion']:,} out; "
-                       f"the forecast is {100 * (forecast_total - actual) / actual:+.1f}% of its tokens")
+                       f"{done['requests']:,} requests, {done['prompt']:,} in, {done['completion']:,} out; {check}")
     return out
