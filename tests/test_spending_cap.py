@@ -110,3 +110,17 @@ def test_the_run_summary_names_the_cap_and_the_stop(tmp_path, monkeypatch):
     assert (f"api: cap max_tokens 300: spent over every run {read_ledger(spend)['tokens']} tokens; STOPPED before "
             f"crossing it: {sent} requests answered and kept in the cache, {ITEMS - sent} not sent: raise the cap in "
             "params.yaml (models.api)") in text
+
+
+def test_a_killed_jobs_reservations_do_not_hold_the_cap(tmp_path):
+    from babeleval.generate.spend import Cap, Spending
+
+    ledger = tmp_path / "spend.json"
+    # a job killed with 900 tokens reserved (its process is gone), another one still running with 50 (this test)
+    ledger.write_text(json.dumps({"tokens": 0, "reserved": {"999999999:1": {"tokens": 900, "cost": 0.0}}}))
+    spending = Spending(ledger, Cap(max_tokens=1000), "api")
+    reservation = spending.reserve(100, 10)  # would cross the cap if the dead job's 900 still counted
+    spending.settle(reservation, 40, 5)
+    assert read_ledger(ledger)["tokens"] == 45 and "999999999:1" not in read_ledger(ledger)["reserved"]
+    with pytest.raises(CapReached, match="max_tokens 1,000"):
+        spending.reserve(900, 100)

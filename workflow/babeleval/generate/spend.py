@@ -12,7 +12,8 @@ back (they are in the response cache), notes the stop in the ledger (the run sum
 reports no usage). A resume with a higher cap answers the cached requests from the cache and pays only for the rest.
 
 Cross-process safety: the ledger is read and written under an exclusive ``flock``; a reservation belongs to its
-process id, and the reservations of a process that is gone (a killed job) are dropped on the next read.
+process (id and start time, ``core.orphan_guard.identity``), and the reservations of a process that is gone (a
+killed job) are dropped on the next read.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
+from ..core import orphan_guard
 from ..core.errors import BackendError
 from ..core.jsonl import write_json
 
@@ -79,6 +81,8 @@ class Spending:
         self._lock = threading.Lock()
         self._mine = {"tokens": 0, "cost": 0.0}  # this process's reservations in flight
         self.refused = 0
+        # this process as the ledger names its reservations: pid and start time (a reused pid is another process)
+        self._me = "%d:%d" % (orphan_guard.identity() or (os.getpid(), 0))
 
     @contextmanager
     def _ledger(self) -> Iterator[dict[str, Any]]:
@@ -87,9 +91,9 @@ class Spending:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 ledger = read_ledger(self.path)
-                ledger["reserved"] = {pid: r for pid, r in ledger.get("reserved", {}).items() if _alive(int(pid))}
+                ledger["reserved"] = {who: r for who, r in ledger.get("reserved", {}).items() if _alive(who)}
                 yield ledger
-                ledger["reserved"][str(os.getpid())] = dict(self._mine)
+                ledger["reserved"][self._me] = dict(self._mine)
                 ledger["cap"] = self.cap.describe()
                 write_json(self.path, ledger)
             finally:
@@ -99,7 +103,7 @@ class Spending:
         """Reserve a request's worst case, or raise CapReached where it could cross a cap."""
         want = Reservation(prompt_tokens + completion_tokens, self.cap.cost(prompt_tokens, completion_tokens))
         with self._ledger() as ledger:
-            others = [r for pid, r in ledger["reserved"].items() if pid != str(os.getpid())]
+            others = [r for who, r in ledger["reserved"].items() if who != self._me]
             tokens = ledger.get("tokens", 0) + self._mine["tokens"] + sum(r["tokens"] for r in others)
             cost = ledger.get("cost", 0.0) + self._mine["cost"] + sum(r["cost"] for r in others)
             crossed = []
@@ -146,19 +150,14 @@ class Spending:
                                  "not_sent": unanswered}
 
 
+def _alive(who: str) -> bool:
+    pid, _, start = who.partition(":")
+    return orphan_guard.alive((int(pid), int(start or 0)))
+
+
 def read_ledger(path: str | Path) -> dict[str, Any]:
     """A model's ledger: {tokens, cost, requests, cap, reserved, stopped}; empty where nothing was spent."""
     try:
         return json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
