@@ -191,15 +191,11 @@ def run(
     usage_file: str | None = None,
     flush_every: int = 16,
     flush_seconds: float = 2.0,
-    spend_file: str | None = None,
-    model_name: str = "",
+    spend_file: str | None = None, model_name: str = "",
 ) -> dict[str, int]:
-    """Answer every request of the given files; returns request, cache-hit and computed counts.
-
-    ``usage_file``, when given, receives what this run cost (see ``usage`` below) as JSON, written atomically.
-    ``spend_file``: the model's spending ledger (``babeleval.generate.spend``), which an API model with a cap
-    (``max_tokens``, ``max_cost``) is held to; ``model_name`` its params.yaml name, for the messages.
-    """
+    """Answer every request of the given files; returns request, cache-hit and computed counts. ``usage_file``:
+    receives what this run cost (``usage`` below), written atomically; ``spend_file``: the ledger an API model with
+    a cap is held to (``babeleval.generate.spend``), ``model_name`` its params.yaml name."""
     started_run = time.perf_counter()
     fingerprint = model_fingerprint(config, model_path)
     fingerprint_id = digest(fingerprint)
@@ -210,7 +206,6 @@ def run(
     missing = {key: (row, messages) for key, row, messages in keyed if key not in found}  # duplicates computed once
     log.info("cache: %d of %d requests answered, %d to compute%s", len(keyed) - len(missing), len(keyed),
              len(missing), "" if cache_path else " (cache off)")
-
     computed: dict[str, dict] = {}
     api_usage = None
     if missing:
@@ -220,15 +215,12 @@ def run(
         try:
             _compute_missing(backend, mode, settings, missing, cache, computed, chunk_size, flush_every, flush_seconds)
         except CapReached as stop:
-            spending.note_stop(str(stop), answered=len(computed), unanswered=len(missing) - len(computed))
-            log.error("%s; %d of %d requests answered and cached before the stop", stop, len(computed), len(missing))
-            raise
+            raise _stopped(spending, stop, len(computed), len(missing)) from None
         finally:
             api_usage = _api_usage(backend)
         server_change.check(cache, fingerprint_id, found.values(), computed.values())  # before anything mixes
         found.update(computed)
     cache.close()
-
     _write_generations(by_language, found, output_files,
                        {"settings": settings, "model_fingerprint": fingerprint, "model_fingerprint_sha256": fingerprint_id})
     counts = {"requests": len(keyed), "cache_hits": len(keyed) - len(missing), "computed": len(missing)}
@@ -239,13 +231,19 @@ def run(
         "tokens_computed": _tokens(computed.values()),  # what this run paid for
         "tokens_all_requests": _tokens(found[key] for key, _, _ in keyed),  # what the whole set costs uncached
         "seconds": round(time.perf_counter() - started_run, 3),
+        **({"api": api_usage} if api_usage is not None else {}),  # as the server reported it, retries included
     }
-    if api_usage is not None:
-        usage["api"] = api_usage  # as the server reported it, retries included
     log.info("tokens this run: %s; all requests: %s", usage["tokens_computed"], usage["tokens_all_requests"])
     if usage_file:
         write_json(usage_file, usage)
     return counts
+
+
+def _stopped(spending: Spending, stop: CapReached, answered: int, asked: int) -> CapReached:
+    """The job stopped at its model's cap: noted in the ledger (the run summary names it) and the log."""
+    spending.note_stop(str(stop), answered=answered, unanswered=asked - answered)
+    log.error("%s; %d of %d requests answered and cached before the stop", stop, answered, asked)
+    return stop
 
 
 def _spending(config: ModelConfig, backend: Backend, spend_file: str | None, model_name: str) -> Spending | None:
