@@ -108,7 +108,7 @@ def test_the_run_summary_names_the_cap_and_the_stop(tmp_path, monkeypatch):
     summary = run_summary.collect(tmp_path, [], started=0.0)
     text = "\n".join(run_summary.lines(summary, succeeded=False, wall_seconds=1.0))
     assert (f"api: cap max_tokens 300: spent over every run {read_ledger(spend)['tokens']} tokens; STOPPED before "
-            f"crossing it: {sent} requests answered and kept in the cache, {ITEMS - sent} not sent: raise the cap in "
+            f"crossing it: {sent} request(s) answered and kept in the cache, {ITEMS - sent} not sent: raise the cap in "
             "params.yaml (models.api)") in text
 
 

@@ -108,11 +108,11 @@ class Spending:
             cost = ledger.get("cost", 0.0) + self._mine["cost"] + sum(r["cost"] for r in others)
             crossed = []
             if self.cap.max_tokens is not None and tokens + want.tokens > self.cap.max_tokens:
-                crossed.append(f"max_tokens {self.cap.max_tokens:,} (spent {ledger.get('tokens', 0):,}, "
-                               f"this request up to {want.tokens:,})")
+                crossed.append(f"max_tokens {self.cap.max_tokens:,} (spent {ledger.get('tokens', 0):,}, in flight up "
+                               f"to {tokens - ledger.get('tokens', 0):,}, this request up to {want.tokens:,})")
             if self.cap.max_cost is not None and cost + want.cost > self.cap.max_cost:
-                crossed.append(f"max_cost {self.cap.max_cost:g} (spent {ledger.get('cost', 0.0):.4g}, "
-                               f"this request up to {want.cost:.4g})")
+                crossed.append(f"max_cost {self.cap.max_cost:g} (spent {ledger.get('cost', 0.0):.4g}, in flight up "
+                               f"to {cost - ledger.get('cost', 0.0):.4g}, this request up to {want.cost:.4g})")
             if crossed:
                 self.refused += 1
                 raise CapReached(f"model {self.model}: stopped before its cap: the next request could cross "

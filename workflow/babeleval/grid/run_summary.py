@@ -127,7 +127,7 @@ def _cap_line(model: str, ledger: dict, started: float) -> str:
             + (f", cost {ledger['cost']:.4g}" if ledger.get("cost") else ""))
     stopped = ledger.get("stopped") or {}
     if stopped.get("time", 0) >= started:
-        line += (f"; STOPPED before crossing it: {stopped['answered']} requests answered and kept in the cache, "
+        line += (f"; STOPPED before crossing it: {stopped['answered']} request(s) answered and kept in the cache, "
                  f"{stopped['not_sent']} not sent: raise the cap in params.yaml (models.{model}) and rerun to go "
                  "on from the cache")
     return line
