@@ -216,7 +216,7 @@ def lines(forecasts: list[ModelForecast], grid: Grid, root: Path) -> list[str]:
         methods = "; ".join(sorted(f.completion_methods)) or "none generated"
         out.append(f"## {f.model}: {f.requests:,} requests; prompt tokens {f.prompt_tokens:,} ({f.prompt_method}); "
                    f"completion tokens {round(f.completion_tokens):,} ({methods}"
-                   + (f"; at most {f.completion_bound:,}" if f.completion_bound else "") + ")")
+                   + (f"; at most {f.completion_bound:,}" if f.completion_bound > f.completion_tokens else "") + ")")
         out.append(f"  cache: {f.cache_hits:,} of {f.requests:,} answered on disk"
                    + (f" ({f.cache_note})" if f.cache_note else "")
                    + f"; to pay: {f.prompt_tokens_uncached:,} in, {round(f.completion_tokens_uncached):,} out"
