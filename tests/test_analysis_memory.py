@@ -6,7 +6,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
+
+pytestmark = pytest.mark.bench
 
 # nine processes, each importing pandas (and matplotlib): 13 s on an idle 2-core machine (30-60 s on a busy one)
 

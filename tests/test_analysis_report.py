@@ -44,6 +44,7 @@ def analysed(tmp_path_factory) -> Path:
     return workdir
 
 
+@pytest.mark.workflow
 def test_rules_write_every_table_and_figure(analysed):
     results = analysed / "results"
     rows = list(csv.DictReader((results / "leaderboard.csv").open(encoding="utf-8")))
@@ -66,6 +67,7 @@ def test_rules_write_every_table_and_figure(analysed):
     assert "Nothing to be done" in analysis_only(analysed, "-n").stdout
 
 
+@pytest.mark.workflow
 def test_the_run_ends_with_its_summary(analysed):
     out = (analysed / "run-output.txt").read_text(encoding="utf-8")
     # the scores were there before the run (written by hand): reused, not run
@@ -74,6 +76,7 @@ def test_the_run_ends_with_its_summary(analysed):
     assert "next: results/leaderboard.md (tables), results/report.html (analysis)" in out
 
 
+@pytest.mark.workflow
 def test_long_steps_report_progress_in_their_log_and_on_the_console(analysed):
     console = (analysed / "run-output.txt").read_text(encoding="utf-8")
     done = "[" + "#" * 20 + "] 100%"
@@ -82,6 +85,7 @@ def test_long_steps_report_progress_in_their_log_and_on_the_console(analysed):
         assert line in (analysed / "results/logs" / log).read_text(encoding="utf-8") and line in console, log
 
 
+@pytest.mark.workflow
 def test_settings_reach_the_jobs(analysed):
     from babeleval.analysis.bootstrap import interval_for
     from babeleval.analysis.leaderboard import read_leaderboard
@@ -113,6 +117,7 @@ class Dom(HTMLParser):
             self.cells += 1
 
 
+@pytest.mark.workflow
 def test_report_is_self_contained(analysed):
     page = (analysed / "results/report.html").read_text(encoding="utf-8")
     dom = Dom()
@@ -130,6 +135,7 @@ def test_report_is_self_contained(analysed):
     assert "Parse failures: 11 of 60 generated answers (18.3%)" in page  # the paper template reads no text
 
 
+@pytest.mark.workflow
 def test_summary_sentences_say_significance_and_parsing(analysed):
     page = (analysed / "results/report.html").read_text(encoding="utf-8")
     # m1 vs m3 on instruct in English: 1 vs 10 right of 10, McNemar on 9 discordant items, Holm over 18 tests
@@ -150,6 +156,7 @@ def test_browser_check_catches_requests_and_script_errors(tmp_path):
     assert len(errors) == 1 and "notDefinedAnywhere is not defined" in errors[0]
 
 
+@pytest.mark.workflow
 def test_report_renders_in_headless_chromium(analysed, tmp_path):
     url = (analysed / "results/report.html").resolve().as_uri()
     dom_text, requests, errors = load_in_chromium(url, tmp_path / "profile")
@@ -204,6 +211,7 @@ def test_single_model_report_says_what_it_cannot_do(tmp_path):
             "combination(s), parse failures 50.0% and accuracy over parsed items 31.2%.") in page
 
 
+@pytest.mark.workflow
 def test_the_first_screen_answers_per_task_before_anything_else(analysed, tmp_path):
     """The rendered report's first screen: per task every model's score [interval] n with its parse-failure rate,
     chance, the templates x languages averaged, what stands out; at 1366x768 it is all above the fold."""

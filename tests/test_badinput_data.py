@@ -8,10 +8,9 @@ import pytest
 import yaml
 
 from badinput_support import (Case, edit_lines, edit_params, edit_rows, edit_template, fresh_copy, pristine,
-                              run_broken)
+                              plan_broken, witness)
 from conftest import copy_workflow, snakemake
 
-pytestmark = pytest.mark.slow
 
 JPN = r"data/samples/belebele/jpn_Jpan\.jsonl: "
 
@@ -96,11 +95,22 @@ def pristine_dir(tmp_path_factory):
 def test_bad_data(case, pristine_dir, tmp_path):
     workdir = fresh_copy(pristine_dir, tmp_path)
     case.breaks(workdir)
-    seen = run_broken(workdir, case)
+    seen = plan_broken(workdir, case)
     # found before any job: not even the data preparation ran
     assert not (workdir / "data" / "prepared").exists(), seen[-2000:]
 
+@pytest.mark.slow
+@pytest.mark.workflow
+def test_the_workflow_stops_where_the_plan_does(pristine_dir, tmp_path):
+    """The witness: Snakemake, run for real on one case, stops on the message the in-process plan gives."""
+    case = next(c for c in CASES if c.id == "missing-field")
+    workdir = fresh_copy(pristine_dir, tmp_path)
+    case.breaks(workdir)
+    witness(workdir, case)
 
+
+
+@pytest.mark.workflow
 def test_too_few_exemplars_stops_before_generation(pristine_dir, tmp_path):
     """Found when the prompts are rendered (a job, not start-up): the job logs one line, no generation starts."""
     workdir = fresh_copy(pristine_dir, tmp_path)
@@ -255,6 +265,16 @@ def suite_dir(tmp_path_factory):
 def test_bad_task_data(case, suite_dir, tmp_path):
     workdir = fresh_copy(suite_dir, tmp_path)
     case.breaks(workdir)
-    seen = run_broken(workdir, case)
+    seen = plan_broken(workdir, case)
     assert "Traceback" not in seen, seen[-3000:]
     assert not (workdir / "data" / "prepared").exists(), seen[-2000:]
+
+
+@pytest.mark.slow
+@pytest.mark.workflow
+def test_the_workflow_stops_where_the_plan_does_on_any_task(suite_dir, tmp_path):
+    """The witness for the other loaders: Snakemake on the every-task grid stops on the planned message."""
+    case = next(c for c in SUITE_CASES if c.id == "mgsm-gold-fraction")
+    workdir = fresh_copy(suite_dir, tmp_path)
+    case.breaks(workdir)
+    witness(workdir, case)

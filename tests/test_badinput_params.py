@@ -2,9 +2,7 @@
 
 import pytest
 
-from badinput_support import Case, edit_params, fresh_copy, pristine, run_broken, write_text
-
-pytestmark = pytest.mark.slow
+from badinput_support import Case, edit_params, fresh_copy, plan_broken, pristine, witness, write_text
 
 
 def _set(path, value):
@@ -123,7 +121,17 @@ def pristine_dir(tmp_path_factory):
 def test_bad_params(case, pristine_dir, tmp_path):
     workdir = fresh_copy(pristine_dir, tmp_path)
     case.breaks(workdir)
-    seen = run_broken(workdir, case)
+    seen = plan_broken(workdir, case)
     if case.id == "api-key-in-params":
         # refused, and the value is not echoed back
         assert "sk-in-the-config" not in seen
+
+
+@pytest.mark.slow
+@pytest.mark.workflow
+def test_the_workflow_stops_where_the_plan_does(pristine_dir, tmp_path):
+    """The witness: Snakemake, run for real on one case, stops on the message the in-process plan gives."""
+    case = next(c for c in CASES if c.id == "api-key-variable-unset")
+    workdir = fresh_copy(pristine_dir, tmp_path)
+    case.breaks(workdir)
+    witness(workdir, case)

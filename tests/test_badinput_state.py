@@ -262,6 +262,7 @@ def test_a_hub_model_that_cannot_be_fetched_in_the_job_is_named(caplog):
     assert "huggingface-cli download" in text and "a bug" not in text
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_a_damaged_cache_stops_the_run_while_it_is_planned(tmp_path):
     from conftest import copy_workflow, snakemake

@@ -2,9 +2,7 @@
 
 import pytest
 
-from badinput_support import Case, edit_template, fresh_copy, pristine, replace_in, run_broken, write_text
-
-pytestmark = pytest.mark.slow
+from badinput_support import Case, edit_template, fresh_copy, plan_broken, pristine, replace_in, witness, write_text
 
 PAPER = "prompts/belebele/paper.yaml"
 INSTRUCT = "prompts/belebele/instruct.yaml"
@@ -81,4 +79,14 @@ def pristine_dir(tmp_path_factory):
 def test_bad_template(case, pristine_dir, tmp_path):
     workdir = fresh_copy(pristine_dir, tmp_path)
     case.breaks(workdir)
-    run_broken(workdir, case)
+    plan_broken(workdir, case)
+
+
+@pytest.mark.slow
+@pytest.mark.workflow
+def test_the_workflow_stops_where_the_plan_does(pristine_dir, tmp_path):
+    """The witness: Snakemake, run for real on one case, stops on the message the in-process plan gives."""
+    case = next(c for c in CASES if c.id == "undefined-variable")
+    workdir = fresh_copy(pristine_dir, tmp_path)
+    case.breaks(workdir)
+    witness(workdir, case)

@@ -14,6 +14,8 @@ from conftest import ROOT
 sys.path.insert(0, str(ROOT / "bench"))
 import gpu_bench  # noqa: E402
 
+pytestmark = pytest.mark.bench
+
 MC = ("mc_ours_texts", "mc_ours_letters")
 RATE = {"items", "batch_size", "first_batch_s", "seconds", "items_per_s", "positions_run", "positions_per_s",
         "tflops", "fraction_of_measured_matmul", "fraction_of_peak", "meets_goal", "forward_s", "forward_tflops"}

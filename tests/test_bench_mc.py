@@ -12,6 +12,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from conftest import ROOT, SAMPLES
 
+pytestmark = pytest.mark.bench
+
 
 def load(name):
     sys.path.insert(0, str(ROOT / "bench"))

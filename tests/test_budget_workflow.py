@@ -11,7 +11,7 @@ from conftest import copy_workflow, snakemake
 
 from babeleval.prompts.budget_design import StudyPlan
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 
 LANGUAGES = ["eng_Latn", "hin_Deva", "jpn_Jpan"]
 ITEMS = 8

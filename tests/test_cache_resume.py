@@ -111,6 +111,7 @@ def job_args(tmp_path: Path, name: str, make_rows, **overrides) -> dict:
 # -- a local model, SIGKILLed between chunks -----------------------------------------------------------
 
 
+@pytest.mark.workflow
 def test_sigkilled_hf_job_resumes_with_byte_identical_outputs(tmp_path, tiny_model_dir):
     model = dict(entry={"backend": "hf", "builtin": "tiny-llama", "dtype": "float32", "device": "cpu", "batch_size": 2},
                  model_path=str(tiny_model_dir), mode="loglikelihood", settings={"mode": "loglikelihood"},

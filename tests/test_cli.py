@@ -3,9 +3,12 @@
 import subprocess
 import sys
 
+import pytest
+
 from babeleval.cli import COMMANDS, main
 
 
+@pytest.mark.workflow
 def test_every_command_answers_its_help():
     for command in COMMANDS:
         proc = subprocess.run([sys.executable, "-m", "babeleval", command, "--help"], capture_output=True, text=True,

@@ -19,7 +19,7 @@ from babeleval.cli import compare
 from babeleval.cli import dvc_plots
 from browser import load_in_chromium
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 
 # Writes results/raw and results/scores for one model, one task, two languages, two templates.
 # `instruct_right` items of ten are right under `instruct` in fra_Latn; a parse failure for the rest when

@@ -57,6 +57,7 @@ def refused(workdir: Path, expected: list[str]) -> str:
     return seen
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_second_run_refuses_while_the_first_runs_and_after_it_was_killed(tmp_path):
     workdir = small_workflow(tmp_path / "wf")
@@ -109,6 +110,7 @@ def test_concurrent_jobs_share_the_response_cache(tmp_path):
     assert not Path(f"{path}.lock").exists()
 
 
+@pytest.mark.workflow
 def test_parallel_generation_jobs_of_one_model_lose_no_answer(tmp_path):
     """Six generation jobs of one API model in six processes at once, committing every two answers into one
     cache: each job's own prompts and prompts all of them share. Every answer is in the cache, the file is

@@ -17,7 +17,7 @@ import yaml
 
 from conftest import ROOT, copy_workflow, snakemake
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 
 BLOCK = re.compile(r"^(local)?rule \S+:$", re.M)  # the first line of a job block
 PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] (start|done) (\S+)(?: (\S+))?$", re.M)

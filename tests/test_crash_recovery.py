@@ -45,6 +45,8 @@ TARGETS = ["results/leaderboard.csv", "results/leaderboard.md", "results/metrics
 # Snakemake's lines that open and close a job
 JOB_EVENT = re.compile(r"^(?:(?:local)?rule (\S+):|Finished jobid: \d+ \(Rule: (\S+)\))$")
 CACHE = "results/cache/tiny-llama.sqlite"
+# 19 kill cases of about 45 s each, independent: spread over the pytest-xdist workers (each builds the reference once)
+SPREAD_OVER_WORKERS = True
 
 
 def make_workflow(dest: Path, generation_job: str = "template") -> Path:
@@ -208,6 +210,20 @@ def usage_files(workdir: Path) -> dict[str, tuple[int, dict]]:
             for p in (workdir / "results/usage").rglob("*.json")}
 
 
+def first_difference(expected: bytes, got: bytes, name: str) -> str:
+    """Where two versions of a file first differ: the line, and for JSON lines the keys whose values differ."""
+    for number, (a, b) in enumerate(zip(expected.splitlines(), got.splitlines()), 1):
+        if a != b:
+            try:
+                old, new = json.loads(a), json.loads(b)
+                keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+                return f"{name}: line {number}: " + "; ".join(f"{k}: {old.get(k)!r:.200} -> {new.get(k)!r:.200}"
+                                                              for k in keys)
+            except (ValueError, AttributeError):
+                return f"{name}: line {number}: {a[:200]!r} -> {b[:200]!r}"
+    return f"{name}: {len(expected.splitlines())} lines -> {len(got.splitlines())} lines"
+
+
 def tree(workdir: Path) -> dict[str, bytes]:
     return {p.relative_to(workdir).as_posix(): p.read_bytes() for p in sorted((workdir / "results").rglob("*"))
             if p.is_file() and not p.relative_to(workdir).as_posix().startswith(NOT_COMPARED)}
@@ -246,6 +262,7 @@ TASK_JOB_POINTS = ["mid-generation", "generation-written"]
 CASES = [("template", name) for name in POINTS] + [("task", name) for name in TASK_JOB_POINTS]
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 @pytest.mark.parametrize("generation_job, point_name", CASES, ids=[f"{job}-{name}" for job, name in CASES])
 def test_a_run_killed_anywhere_resumes_to_the_same_bytes(generation_job, point_name, uninterrupted, tmp_path):
@@ -268,7 +285,8 @@ def test_a_run_killed_anywhere_resumes_to_the_same_bytes(generation_job, point_n
     assert (workdir / "results/metrics.json").read_bytes() == expected["results/metrics.json"], point
     assert sorted(got) == sorted(expected), f"{point}: files differ: {set(got) ^ set(expected)}"
     different = [name for name in expected if got[name] != expected[name]]
-    assert not different, f"{point}: not byte-identical to the uninterrupted run: {different}"
+    assert not different, (f"{point}: not byte-identical to the uninterrupted run: {different}\n"
+                           + "\n".join(first_difference(expected[name], got[name], name) for name in different))
     assert not list((workdir / "results").rglob("*.tmp")), point
 
     # finished generation reused: the resume computed exactly the requests the cache did not hold
@@ -287,6 +305,7 @@ class Crash(Exception):
     pass
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["loglikelihood", "generate-sampled"])
 def test_resumed_generation_answers_like_an_uninterrupted_one(mode, tmp_path, tiny_model_dir):
     """Chunks commit whole, so what a resumed job still has to do is the uninterrupted job's last chunks, batched

@@ -137,6 +137,7 @@ def check(copy: Path, command: str) -> str | None:
     return None
 
 
+@pytest.mark.workflow
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
 def test_every_documented_command_runs(copy, page):
     params = (copy / "params.yaml").read_text(encoding="utf-8")

@@ -101,6 +101,7 @@ def repo(tmp_path_factory, tiny_model_dir) -> Path:
     return repo
 
 
+@pytest.mark.workflow
 def test_dataset_is_tracked_by_dvc_not_git(repo):
     tracked = run(repo, "git", "ls-files").split()
     assert "data/raw/belebele.dvc" in tracked
@@ -148,6 +149,7 @@ def experiments(repo) -> dict:
     return written
 
 
+@pytest.mark.workflow
 def test_first_experiment_after_the_quickstart_reuses_everything(experiments):
     assert "babeleval: outputs recorded in dvc.lock" in experiments["quickstart-log"], experiments["quickstart-log"]
     log = experiments["baseline-log"]
@@ -163,6 +165,7 @@ def test_first_experiment_after_the_quickstart_reuses_everything(experiments):
     assert {p: v for p, v in after.items() if p not in retimed} == {p: v for p, v in before.items() if p not in retimed}
 
 
+@pytest.mark.workflow
 def test_edited_template_reruns_only_its_own_combinations(experiments):
     before, after = experiments["after-baseline"], experiments["after-edit"]
     assert "No file hash info" not in experiments["edited-log"]
@@ -176,6 +179,7 @@ def test_edited_template_reruns_only_its_own_combinations(experiments):
     assert instruct and all(before[p][0] != after[p][0] for p in instruct)
 
 
+@pytest.mark.workflow
 def test_exp_show_holds_both_experiments_with_their_own_metrics(repo, experiments):
     show = json.loads(dvc(repo, "exp", "show", "--json"))
     metrics = exp_metrics(show)
@@ -187,6 +191,7 @@ def test_exp_show_holds_both_experiments_with_their_own_metrics(repo, experiment
         assert 0.0 <= metrics[name]["belebele"] <= 100.0
 
 
+@pytest.mark.workflow
 def test_exp_show_fits_a_terminal(repo, experiments):
     """A column per task (one model), not per language x template x metric; `--only-changed` (docs/experiments.md)
     narrows the table to what the experiments changed, here the instruct template."""
@@ -205,6 +210,7 @@ def test_exp_show_fits_a_terminal(repo, experiments):
         assert re.search(r"\s\d+(\.\d+)?\s", row), row  # its belebele headline
 
 
+@pytest.mark.workflow
 def test_exp_diff_shows_the_metric_change_or_nothing(repo, experiments):
     diff = json.loads(dvc(repo, "exp", "diff", "baseline", "edited-instruct", "--json"))
     # only the edited task's headline can differ (the tiny model may answer the edited prompt no better)
@@ -221,6 +227,7 @@ def test_exp_diff_shows_the_metric_change_or_nothing(repo, experiments):
     assert all(row[-1] == "0" for row in rows), listed
 
 
+@pytest.mark.workflow
 def test_plots_render_for_both_experiments(repo, experiments):
     out = json.loads(dvc(repo, "plots", "diff", "baseline", "edited-instruct", "--json", "--split"))
     assert not out.get("errors"), out.get("errors")
@@ -229,6 +236,7 @@ def test_plots_render_for_both_experiments(repo, experiments):
         assert plot["revisions"] == ["baseline", "edited-instruct"], key
 
 
+@pytest.mark.workflow
 def test_push_then_pull_into_a_fresh_clone(repo, experiments, tmp_path):
     scores_file = "results/scores/tiny-llama/belebele/jpn_Jpan/instruct.json"
     scores = json.loads((repo / scores_file).read_text())

@@ -23,7 +23,7 @@ import yaml
 from browser import run_chromium
 from conftest import ROOT, TINY_GRID
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 
 VENV = Path(sys.executable).parent.parent
 TASKS = ("belebele", "translation_to")

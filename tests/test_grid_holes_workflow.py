@@ -9,7 +9,7 @@ import yaml
 from conftest import copy_workflow, snakemake
 from fake_openai import FakeOpenAI
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 
 KEY_ENV = "BABELEVAL_HOLES_WF_KEY"
 

@@ -80,6 +80,7 @@ def test_trailing_space_moves_to_the_continuation(backend):
     assert (ctx, cont) == (ctx2, cont2)
 
 
+@pytest.mark.slow
 def test_greedy_generation_is_deterministic_and_batch_independent(backend):
     prompts = [GenerationRequest("Question: what is two plus two?\nAnswer:", 8),
                GenerationRequest("質問：日本の首都は？\n答え：", 8),

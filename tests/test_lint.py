@@ -3,7 +3,11 @@
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
+
+pytestmark = pytest.mark.workflow
 
 
 def test_snakemake_lint_is_clean():

@@ -16,7 +16,7 @@ import yaml
 
 from conftest import copy_workflow, snakemake
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 
 TEMPLATES = {"0.2": "paper", "007": "instruct", "true": "blog", "null": "paper"}
 MODEL = "1e3"

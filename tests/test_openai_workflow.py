@@ -10,7 +10,7 @@ import yaml
 from conftest import copy_workflow
 from fake_openai import FakeOpenAI
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 
 KEY = "sk-wf-NEVER-ON-DISK-0123456789abcdef"
 KEY_ENV = "BABELEVAL_WF_KEY"

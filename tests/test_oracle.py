@@ -164,6 +164,7 @@ def test_perfect_japanese_translation_scores_full_bleu(server, params_file, tmp_
     assert summary["metrics"]["bleu"] == pytest.approx(100.0)
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_oracle_through_the_workflow(tmp_path, monkeypatch):
     """The default grid, run by Snakemake against the oracle: every score file holds its metrics' maximum."""

@@ -36,6 +36,7 @@ def fake_snakemake(tmp_path: Path, job: str) -> subprocess.Popen:
                             env={**os.environ, "PYTHONPATH": WORKFLOW})
 
 
+@pytest.mark.workflow
 def test_a_job_finds_its_snakemake_through_the_shell_between(tmp_path):
     proc = fake_snakemake(tmp_path, f"""
         from babeleval.core import orphan_guard
@@ -54,6 +55,7 @@ def test_a_job_finds_its_snakemake_through_the_shell_between(tmp_path):
     assert orphan_guard.watch_snakemake() is None
 
 
+@pytest.mark.workflow
 def test_a_job_stops_within_seconds_of_its_snakemake_being_killed(tmp_path):
     proc = fake_snakemake(tmp_path, f"""
         import time

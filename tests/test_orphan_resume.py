@@ -17,7 +17,7 @@ import pytest
 
 from test_crash_recovery import cached_requests, generate_logs, make_workflow, mid_generation, resume, start
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")]
+pytestmark = [pytest.mark.slow, pytest.mark.workflow, pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")]
 LOG_TIME = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) ")
 
 

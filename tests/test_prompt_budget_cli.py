@@ -66,6 +66,7 @@ def test_a_run_with_every_cell_gives_the_exhaustive_values(tmp_path):
     assert (table["low"] == table["high"]).all() and (table["fraction"] == 1).all()
 
 
+@pytest.mark.workflow
 def test_the_metric_is_the_recorded_headline_unless_named(tmp_path):
     """By default the headline the scores files record is modelled (acc_norm: each cell's `correct_norm`, here right
     more often than `correct`); --metric names another."""
@@ -94,6 +95,7 @@ def write_params(root):
     (root / "prompts").symlink_to(ROOT / "prompts")
 
 
+@pytest.mark.workflow
 def test_the_family_params_yaml_configures_is_read_and_leftovers_are_named(tmp_path):
     """Outputs of four variants params.yaml's family expands to, and of two left from an earlier study: only the
     four are fitted, and the two are named as ignored."""

@@ -57,6 +57,7 @@ def reruns(tmp_path_factory, tiny_model_dir):
     return workdir, runs
 
 
+@pytest.mark.workflow
 def test_greedy_rerun_gives_byte_identical_metrics(reruns):
     _, (first, second) = reruns
     assert first["metrics"] == second["metrics"]
@@ -66,6 +67,7 @@ def test_greedy_rerun_gives_byte_identical_metrics(reruns):
     assert not (reruns[0] / "results/cache").exists()
 
 
+@pytest.mark.workflow
 def test_metrics_json_holds_metrics_only(reruns):
     workdir, _ = reruns
     metrics = json.loads((workdir / "results/metrics.json").read_text())
@@ -73,6 +75,7 @@ def test_metrics_json_holds_metrics_only(reruns):
     assert isinstance(metrics["tiny-llama"]["belebele"]["acc"], (int, float))
 
 
+@pytest.mark.workflow
 def test_every_scores_file_says_what_produced_it(reruns, tiny_model_dir):
     workdir, _ = reruns
     files = sorted((workdir / "results/scores").rglob("*.json"))
@@ -111,6 +114,7 @@ def test_every_scores_file_says_what_produced_it(reruns, tiny_model_dir):
         assert prov["code"] == {"commit": head, "dirty": False}
 
 
+@pytest.mark.workflow
 def test_snakemake_report_holds_the_leaderboard(reruns, tmp_path):
     workdir, _ = reruns
     report = tmp_path / "report.zip"

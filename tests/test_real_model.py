@@ -73,6 +73,7 @@ def test_as_a_base_model_it_prefers_the_right_continuation(smollm2_dir):
     assert result.logprobs[0] == max(result.logprobs)
 
 
+@pytest.mark.workflow
 def test_the_workflow_runs_it_and_its_generated_answers_parse(tmp_path, smollm2_dir):
     """The builtin model through the workflow, as a chat model on Belebele's chat instruction: the replies parse."""
     workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",))

@@ -2,10 +2,14 @@
 
 import re
 
+import pytest
+
 from conftest import copy_workflow, snakemake
 
 from babeleval.grid import rules
 from babeleval.grid.params import load_params
+
+pytestmark = pytest.mark.workflow
 
 
 def test_the_few_shot_templates_are_rendered_first(tmp_path):

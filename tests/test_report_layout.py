@@ -17,6 +17,9 @@ import pytest
 from analysis_data import IDS, outcomes_from_raw, report_tables, write_results
 from browser import run_chromium
 
+# the report drawn at full size and looked at in headless Chromium: about a minute
+pytestmark = pytest.mark.slow
+
 # FLORES-style codes across many scripts, and model names as long as real hub ids: the widest grid a paper shows
 LANGUAGES = ["eng_Latn", "arb_Arab", "zho_Hans", "jpn_Jpan", "kor_Hang", "hin_Deva", "ben_Beng", "tam_Taml",
              "tel_Telu", "tha_Thai", "amh_Ethi", "heb_Hebr", "rus_Cyrl", "ell_Grek", "kat_Geor", "hye_Armn",

@@ -155,6 +155,7 @@ def test_a_bad_value_names_its_key(tmp_path, kind, entry, message):
     assert message in str(caught.value)
 
 
+@pytest.mark.workflow
 def test_the_workflow_asks_for_what_the_model_needs_and_a_bad_override_stops_planning(tmp_path):
     """Snakemake's own plan: a model with two GPUs and its size, a task's runtime; a GPU override on the
     CPU-only default model stops the run while it is planned."""

@@ -44,6 +44,7 @@ def running():
     proc.wait()
 
 
+@pytest.mark.workflow
 def test_second_run_while_one_runs_is_told_to_wait(workflow_copy, running):
     hold(workflow_copy, running)
     for args in ([], ["-n"]):  # a run, and a dry run (whose plan would count the running jobs as incomplete)
@@ -55,6 +56,7 @@ def test_second_run_while_one_runs_is_told_to_wait(workflow_copy, running):
         assert "--unlock argument" not in out and "--cleanup-metadata" not in out, out  # Snakemake's own advice
 
 
+@pytest.mark.workflow
 def test_after_a_killed_run_the_resume_command_is_given(workflow_copy):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
@@ -71,6 +73,7 @@ def test_after_a_killed_run_the_resume_command_is_given(workflow_copy):
     assert run_lock.held_message(workflow_copy) is None
 
 
+@pytest.mark.workflow
 def test_which_commands_lock():
     assert run_lock.takes_lock(["snakemake", "--cores", "2", "--resources", "gpu=1"])
     assert run_lock.takes_lock(["snakemake", "-n"])

@@ -41,6 +41,7 @@ def written_files(workdir: Path, before: set[Path]) -> list[Path]:
     return [p for p in workdir.rglob("*") if p.is_file() and p not in before]
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_no_key_in_anything_a_run_writes_or_prints(tmp_path):
     workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",))
@@ -70,6 +71,7 @@ def test_scanner_finds_a_planted_key(tmp_path):
         assert leaks(b"header " + form + b" trailer") == ["OPENAI_API_KEY"]
 
 
+@pytest.mark.workflow
 @pytest.mark.slow
 def test_no_key_on_disk_when_endpoints_echo_it(tmp_path):
     """Endpoints that echo the key in answers, retried error bodies, malformed replies and a 401: the run stops

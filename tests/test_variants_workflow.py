@@ -8,7 +8,7 @@ import yaml
 
 from conftest import copy_workflow, snakemake
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):

@@ -9,7 +9,7 @@ import yaml
 
 from conftest import snakemake
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 
 
 def planned_jobs(workdir):

@@ -126,7 +126,7 @@ rule report:
         crosslingual_gaps=rules.item_difficulty.output.gaps,
         crosslingual_items=rules.item_difficulty.output.gap_items,
         plots=grid_rules.figure_targets(GRID),
-        variation=variation_section,
+        variation=report_sections,
         omitted=paths.PLAN_OMITTED,
     params:
         settings=GRID.analysis.pick("seed", "confidence", "samples", "alpha", "pivot_language"),
@@ -171,3 +171,25 @@ rule variation_analysis:
         "../../envs/cpu.yaml"
     script:
         "../scripts/variation_analysis.py"
+
+
+# Translated against locally written tests (analysis.local_vs_translated): per model and language, the gap with
+# its interval, the change in model ranks, a note where chance levels or formats differ; a table and a section.
+rule local_vs_translated:
+    output:
+        table=paths.LOCAL_VS_TRANSLATED,
+        fragment=paths.LOCAL_VS_TRANSLATED_SECTION,
+    input:
+        outcomes=grid_rules.local_vs_translated_outcomes(GRID),
+    params:
+        formats=grid_rules.task_formats(GRID),
+        settings=GRID.analysis.pick("seed", "samples", "confidence", "local_vs_translated"),
+    threads: CPU_THREADS
+    resources:
+        **CPU_RESOURCES,
+    log:
+        paths.log("analysis", "local_vs_translated"),
+    conda:
+        "../../envs/cpu.yaml"
+    script:
+        "../scripts/local_vs_translated.py"

@@ -10,27 +10,24 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from babeleval.grid import paths, plan as grid_plan, resources as resource_table, rules as grid_rules
-from babeleval.grid.checks import (check_api_keys, check_caches, check_chat_templates, check_gguf_sources,
-                                   check_local_data)
-from babeleval.grid.model_sources import check_model_sources
-from babeleval.grid.params import validate as validate_params
 
-# Validates params.yaml against workflow/schemas/params.schema.yaml and checks that
-# templates, parsers, presets and local data files exist: a bad grid stops here, before any job.
-GRID = validate_params(config, source_file="params.yaml")
-# Local datasets are read and each template is rendered on a real item here, once, in the process that
-# plans the run: a broken row or an undefined template variable stops the run before any job starts
-# (so before any model is built or loaded). Jobs re-read this file on a cluster; they skip the check.
-# So are an API key's unset variable, `chat: true` on a tokenizer without a chat template, a local model that is
-# neither a folder nor in the local hub cache (its job would ask the hub and fail after retries), and a GGUF file
-# transformers cannot read.
-if workflow.is_main_process:
-    check_model_sources(GRID)
-    LOCAL_ITEMS = check_local_data(GRID)
-    check_caches(GRID)
-    check_api_keys(GRID)
-    check_chat_templates(GRID)
-    check_gguf_sources(GRID)
+
+def _run_cap(name):
+    """A cap the run was given (--cores, `--resources mem_mb=`), or None: each job asks for at most that."""
+    value = workflow.global_resources.get(name)
+    value = getattr(value, "value", value)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+# The run's plan (babeleval.grid.plan.start): params.yaml validated against workflow/schemas/params.schema.yaml
+# into the grid, templates, parsers, presets and local data files checked; in the process that plans the run,
+# local datasets read and each template rendered on a real item, API keys' variables, chat templates, local
+# models, GGUF files and every generation job's resources checked. A bad grid stops here, before any job (so
+# before any model is built or loaded). Jobs re-read this file on a cluster; they skip the checks.
+PLANNED = grid_plan.start(config, resources=Path(workflow.basedir) / grid_plan.RESOURCE_TABLE,
+                          main_process=workflow.is_main_process, max_cores=_run_cap("_cores"),
+                          max_mem_mb=_run_cap("mem_mb"))
+GRID = PLANNED.grid
 
 
 def alternatives(values):
@@ -125,14 +122,7 @@ def generation_resources():
 
 # -- resources: workflow/resources.yaml, capped at one node (docs/cluster.md) ------------------------------
 
-RESOURCE_TABLE = resource_table.load(Path(workflow.basedir) / "workflow/resources.yaml")
-
-
-def _run_cap(name):
-    """A cap the run was given (--cores, `--resources mem_mb=`), or None: each job asks for at most that."""
-    value = workflow.global_resources.get(name)
-    value = getattr(value, "value", value)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+RESOURCE_TABLE = PLANNED.resource_table
 
 
 def job_resources(kind):
@@ -141,22 +131,18 @@ def job_resources(kind):
 
 @functools.cache
 def generation_request(model, task):
-    """What a generation job of (model, task) asks for (babeleval.grid.resources), capped at the run's."""
-    return resource_table.for_generation(
-        RESOURCE_TABLE, GRID.models[model], task, model_where=f"{GRID.source_file}: models.{model}.resources",
-        task_overrides=config["tasks"].get(task, {}).get("resources") if task else None,
-        task_where=f"{GRID.source_file}: tasks.{task}.resources", max_cores=_run_cap("_cores"),
-        max_mem_mb=_run_cap("mem_mb"))
+    """What a generation job of (model, task) asks for (babeleval.grid.plan.generation_request)."""
+    return grid_plan.generation_request(GRID, RESOURCE_TABLE, config, model, task, max_cores=_run_cap("_cores"),
+                                        max_mem_mb=_run_cap("mem_mb"))
 
 
 # What one generation job covers: one (model, task, template), or one (model, task) (generate.smk).
-GENERATION_JOB = resource_table.generation_job(RESOURCE_TABLE)
+GENERATION_JOB = PLANNED.granularity
 
 # The planning process says what the grid leaves out (a model's own `tasks:`, a template its backend cannot
 # answer) and, for a big grid, its size and cost, before any job starts.
-if workflow.is_main_process:
-    for _line in grid_plan.plan_lines(GRID, LOCAL_ITEMS, GENERATION_JOB):
-        print(_line, file=sys.stderr)
+for _line in PLANNED.lines:
+    print(_line, file=sys.stderr)
 
 
 def generation_groups(task):
@@ -204,12 +190,6 @@ CPU_RESOURCES = {k: v for k, v in job_resources("cpu").items() if k != "threads"
 BUILD_MODEL_RESOURCES = {k: v for k, v in job_resources("build_model").items() if k != "threads"}
 
 
-# Every model's and task's resource overrides are checked while planning: a bad one stops here, before any job.
-for _checked_model in GRID.models:
-    for _checked_task in GRID.tasks:
-        generation_request(_checked_model, _checked_task)
-
-
 def generation_limits(task):
     """CPUs, memory and time of a task's generation jobs, from the model they run."""
     return {key: (lambda w, key=key: generation_request(w.model, task).get(key, 0))
@@ -236,8 +216,9 @@ def analysis_table(name):
     return paths.ANALYSIS.format(name=name)
 
 
-def variation_section(wildcards):
-    """The prompt-variation section of the report, where the grid has variants of a base template; the budgeted
-    sets' section, where it has any (budget.smk)."""
+def report_sections(wildcards):
+    """The report's sections of its own: prompt variation, where the grid has variants of a base template; the
+    budgeted sets', where it has any (budget.smk); translated against local tests, where the grid pairs tasks."""
     return (([paths.VARIATION_SECTION] if grid_rules.has_variants(GRID) else [])
-            + ([paths.BUDGET_SECTION] if grid_rules.has_budgets(GRID) else []))
+            + ([paths.BUDGET_SECTION] if grid_rules.has_budgets(GRID) else [])
+            + ([paths.LOCAL_VS_TRANSLATED_SECTION] if GRID.analysis.local_vs_translated else []))

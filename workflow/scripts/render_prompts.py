@@ -1,12 +1,14 @@
 import logging
 
 from babeleval.core import joblog
+from babeleval.tasks import lmeval
 from babeleval.core.jsonl import read_jsonl, synced_at_end, write_jsonl
 from babeleval.prompts.record import PromptRecord
 from babeleval.prompts.render import budgeted_requests, requests_for
 from babeleval.prompts.templates import load_template
 
 joblog.setup(snakemake.log[0])
+lmeval.register(snakemake.config.get("tasks"))  # the grid's lm-eval tasks, by name
 # one prompt record per language, in the order of the outputs; the template is loaded once
 records = [PromptRecord.from_json(record) for record in snakemake.params.records]
 template = load_template(records[0].task, records[0].template)

@@ -1,10 +1,12 @@
 import logging
 
 from babeleval.core import joblog
+from babeleval.tasks import lmeval
 from babeleval.core.jsonl import synced_at_end
 from babeleval.score import job, provenance
 
 joblog.setup(snakemake.log[0])
+lmeval.register(snakemake.config.get("tasks"))  # the grid's lm-eval tasks, by name
 model = snakemake.wildcards.model
 out, inp = snakemake.output, snakemake.input
 # three files per combination, hundreds per job: made durable together at the end (babeleval.core.jsonl)

@@ -23,6 +23,8 @@ class AnalysisSettings:
     permutations: int = 10_000  # of the cross-lingual prompt-sensitivity test
     # languages by resource group, the best resourced first (the sensitivity test against the group)
     language_groups: Mapping[str, list[str]] = field(default_factory=dict)
+    # translated task -> the locally written task for the same languages (the report's local-vs-translated section)
+    local_vs_translated: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def from_params(cls, section: Mapping[str, Any] | None, seed: int) -> "AnalysisSettings":

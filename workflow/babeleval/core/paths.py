@@ -64,6 +64,9 @@ VARIATION_BUDGET_SENSITIVITY = VARIATION_TABLE.format(name="budget_sensitivity")
 VARIATION_FIGURE = "results/plots/variation.png"
 VARIATION_SECTION = "results/analysis/variation.html"
 BUDGET_SECTION = "results/analysis/variation_budget.html"
+# translated against locally written tests (babeleval.analysis.local_vs_translated)
+LOCAL_VS_TRANSLATED = "results/tables/local_vs_translated.csv"
+LOCAL_VS_TRANSLATED_SECTION = "results/analysis/local_vs_translated.html"
 
 # the page template that makes `dvc plots` work offline (python -m babeleval dvc-plots; the Makefile names it
 # to DVC relative to .dvc/)

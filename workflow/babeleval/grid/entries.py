@@ -5,6 +5,7 @@ Every message names the params file and the key; a template's names the template
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ..core.errors import BabelevalError, ConfigError, TemplateError
@@ -15,6 +16,8 @@ from ..score.metrics import METRICS, reportable
 from ..score.parsers import PARSERS, get_parser
 from ..tasks import Task, get_task
 from ..tasks.base import is_local
+from ..tasks.lmeval import LmevalTask
+from ..tasks.lmeval_catalogue import lmeval_version
 from ..tasks.families import Family, get_family
 from .checks import local_parts
 from .records import TaskEntry
@@ -22,6 +25,7 @@ from .resolve import prompt_record
 
 # keys every task entry takes; a task's own keys are its OPTIONS
 COMMON_TASK_KEYS = {"languages", "templates", "source", "limit", "variants", "resources"}
+# (an lmeval entry's ``lmeval`` key is its task's one option: babeleval.tasks.lmeval)
 
 
 def task_entry(name: str, entry: dict, params: dict, source_file: str, root: str | Path) -> TaskEntry:
@@ -35,7 +39,12 @@ def task_entry(name: str, entry: dict, params: dict, source_file: str, root: str
         raise ConfigError(f"{source_file}: tasks.{name}: unknown key{'s' if len(unknown) > 1 else ''} "
                           f"{', '.join(unknown)} (common keys: {', '.join(sorted(COMMON_TASK_KEYS))}{hint})")
     options = {**task.OPTIONS, **given}
+    if isinstance(task, LmevalTask):  # its prompts are lm-eval's: what it evaluates and reports is planned there
+        plan = task.check(entry, f"{source_file}: tasks.{name}")
+        options["lmeval_version"] = lmeval_version()  # in the preparing rule's params: an upgrade re-renders
     templates = checked_templates(task, entry, params, source_file, root)
+    if isinstance(task, LmevalTask):
+        templates = {key: replace(template, metrics=plan.metrics) for key, template in templates.items()}
 
     source = entry["source"]
     if is_local(source):

@@ -22,7 +22,7 @@ from ..generate.backends import BACKENDS, model_config, model_settings
 from ..generate.backends.config import ModelConfig
 from ..generate.builtin_models import BUILTINS
 from ..generate.preflight import check_model_location
-from ..tasks import TASKS
+from ..tasks import TASKS, lmeval
 from .entries import task_entry
 from .language_codes import check_language_codes
 from .holes import plan_runs
@@ -119,6 +119,11 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
     if not isinstance(params, dict):
         raise ConfigError(f"{source_file}: expected a mapping at the top level, got {type(params).__name__}")
     load_extensions(params, source_file, root)
+    if isinstance(params.get("tasks"), dict):
+        try:
+            lmeval.register(params["tasks"])
+        except ConfigError as exc:
+            raise ConfigError(f"{source_file}: {exc}") from None
     schema = load_schema()
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(params), key=lambda e: (list(map(str, e.absolute_path)), e.message))
@@ -131,6 +136,7 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
     check_language_codes(params["tasks"], source_file)
     models = {name: _model_config(name, entry, source_file, root) for name, entry in params["models"].items()}
     tasks = {name: task_entry(name, entry, params, source_file, root) for name, entry in params["tasks"].items()}
+    check_pairs(params.get("analysis", {}).get("local_vs_translated", {}), tasks, source_file)
     runs, omitted = plan_runs(models, params["models"], tasks, source_file)
     outputs, prompts, records = resolve(models, tasks, params["decoding"], params["seed"], runs)
     return Grid(
@@ -147,6 +153,19 @@ def validate(params: Any, source_file: str = "params.yaml", root: str | Path = "
         runs=runs,
         omitted=omitted,
     )
+
+
+def check_pairs(pairs: dict[str, str], tasks: dict, source_file: str) -> None:
+    """``analysis.local_vs_translated``: each translated task and its local counterpart are tasks of the grid that
+    share a language (else the comparison would have no rows)."""
+    for translated, local in pairs.items():
+        where = f"{source_file}: analysis.local_vs_translated.{translated}"
+        missing = [name for name in (translated, local) if name not in tasks]
+        if missing:
+            raise ConfigError(f"{where}: no task {', '.join(missing)} in the grid (tasks: {', '.join(tasks)})")
+        if not set(tasks[translated].languages) & set(tasks[local].languages):
+            raise ConfigError(f"{where}: {translated} and {local} share no language ({translated}: "
+                              f"{', '.join(tasks[translated].languages)}; {local}: {', '.join(tasks[local].languages)})")
 
 
 def _model_config(name: str, entry: dict[str, Any], source_file: str, root: str | Path) -> ModelConfig:

@@ -1,19 +1,87 @@
-"""What the planner says before a run starts: what the grid leaves out, and for a big grid its size and cost.
+"""Planning a run: everything the workflow does before its first job, in one entry point, and what it says.
 
-Printed once by the process that plans the run (workflow/rules/common.smk), before any job; the pairs left out
-are also written to ``results/plan/omitted.tsv`` (``paths.PLAN_OMITTED``) by the rule the leaderboard reads it
-from.
+``start`` is what workflow/rules/common.smk calls while Snakemake plans a run: it validates params.yaml into the
+grid, and, in the process that plans the run, reads the local data, renders each template on a real item, checks
+caches, API keys, chat templates, model sources and GGUF files, and checks every generation job's resources. A
+bad grid stops here, before any job. Tests call the same function in-process (``start_in``), so the catalogue of
+bad inputs needs no Snakemake start per case.
+
+What the planner says: what the grid leaves out, and for a big grid its size and cost; printed once, before any
+job. The pairs left out are also written to ``results/plan/omitted.tsv`` (``paths.PLAN_OMITTED``) by the rule the
+leaderboard reads it from.
 """
 
 from __future__ import annotations
 
 import csv
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 from ..core.jsonl import atomic_open
+from . import resources as resource_table
+from .checks import check_api_keys, check_caches, check_chat_templates, check_gguf_sources, check_local_data
 from .holes import OMITTED_COLUMNS, omitted_lines, omitted_rows
+from .model_sources import check_model_sources
+from .params import read_params_file, validate
 from .records import Grid
+
+# the table of what each kind of job asks for, in the workflow's folder
+RESOURCE_TABLE = "workflow/resources.yaml"
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A planned run: the grid; the items of each local (task, language) where the data was read (the planning
+    process only), what one generation job covers, the resource table, and the lines the planner prints."""
+
+    grid: Grid
+    items: Mapping[tuple[str, str], int] | None
+    granularity: str
+    resource_table: dict[str, Any]
+    lines: list[str]
+
+
+def start(params: Any, *, resources: str | Path, main_process: bool = True, source_file: str = "params.yaml",
+          root: str | Path = ".", max_cores: int | None = None, max_mem_mb: int | None = None,
+          environ: Mapping[str, str] | None = None) -> Planned:
+    """Plan a run of ``params`` (params.yaml, as Snakemake's config holds it) with the resource table at
+    ``resources``, or stop with a named error.
+
+    Jobs re-read the workflow on a cluster (``main_process`` false): they validate the grid and skip the checks
+    that read data, models and the environment, which the planning process made before any job started.
+    """
+    grid = validate(params, source_file=source_file, root=root)
+    items = None
+    if main_process:
+        check_model_sources(grid, root, environ)
+        items = check_local_data(grid, root)
+        check_caches(grid, root)
+        check_api_keys(grid, environ)
+        check_chat_templates(grid, root)
+        check_gguf_sources(grid, root)
+    table = resource_table.load(resources)
+    for model in grid.models:  # every model's and task's resource overrides: a bad one stops here
+        for task in grid.tasks:
+            generation_request(grid, table, params, model, task, max_cores=max_cores, max_mem_mb=max_mem_mb)
+    granularity = resource_table.generation_job(table)
+    lines = plan_lines(grid, items or {}, granularity) if main_process else []
+    return Planned(grid, items, granularity, table, lines)
+
+
+def start_in(root: str | Path, environ: Mapping[str, str] | None = None) -> Planned:
+    """Plan the run of the workflow at ``root`` as ``snakemake`` started there would (its params.yaml)."""
+    return start(read_params_file(Path(root) / "params.yaml"), resources=Path(root) / RESOURCE_TABLE, root=root,
+                 environ=environ)
+
+
+def generation_request(grid: Grid, table: dict[str, Any], params: Any, model: str, task: str | None, *,
+                       max_cores: int | None = None, max_mem_mb: int | None = None) -> dict[str, int]:
+    """What a generation job of (model, task) asks for (babeleval.grid.resources), capped at the run's."""
+    return resource_table.for_generation(
+        table, grid.models[model], task, model_where=f"{grid.source_file}: models.{model}.resources",
+        task_overrides=params["tasks"].get(task, {}).get("resources") if task else None,
+        task_where=f"{grid.source_file}: tasks.{task}.resources", max_cores=max_cores, max_mem_mb=max_mem_mb)
 
 # a grid of more combinations than this says its size and cost before it starts
 SIZE_NOTICE = 20_000

@@ -16,6 +16,7 @@ from ..generate.backends import BackendType, get_backend
 from ..generate.builtin_models import get_builtin
 from ..prompts.variants import input_files
 from ..tasks import get_task
+from ..tasks.lmeval import LmevalTask
 from .records import Grid
 
 
@@ -120,6 +121,22 @@ def figure_targets(grid: Grid) -> list[str]:
     score of its own there)."""
     return analysis_figures({name: {template: value for template, value in task.templates.items()
                                     if not is_budgeted(grid, name, template)} for name, task in grid.tasks.items()})
+
+
+def local_vs_translated_outcomes(grid: Grid) -> list[str]:
+    """The outcome tables of the tasks ``analysis.local_vs_translated`` pairs (the leaderboard's combinations)."""
+    tasks = {task for pair in grid.analysis.local_vs_translated.items() for task in pair}
+    return paths.combination_files(paths.OUTCOMES, [combo for combo in grid.combinations() if combo[1] in tasks
+                                                    and not is_budgeted(grid, combo[1], combo[3])])
+
+
+def task_formats(grid: Grid) -> dict[str, dict[str, dict[str, Any]]]:
+    """task -> template -> how it asks its items (scoring mode, exemplars before each): the paired tasks' only.
+    An lm-eval task's exemplars are in lm-eval's context (its ``num_fewshot``), not in the template."""
+    tasks = {task for pair in grid.analysis.local_vs_translated.items() for task in pair}
+    return {task: {name: {"mode": template.mode, "shots": get_task(task).shots(grid.tasks[task].languages[0])
+                          if isinstance(get_task(task), LmevalTask) else template.fewshot.n}
+                   for name, template in grid.tasks[task].templates.items()} for task in sorted(tasks)}
 
 
 def has_variants(grid: Grid) -> bool:

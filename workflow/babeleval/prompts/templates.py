@@ -150,6 +150,11 @@ class Template:
 
 
 def template_path(task: str, name: str, root: str | Path = ".") -> Path:
+    """A template's file: ``prompts/<task>/<name>.yaml``; an lm-eval task's one template is the file that passes
+    lm-eval's own rendering through (``babeleval.tasks.lmeval``)."""
+    own = getattr(TASKS.get(task), "template_file", None)
+    if own is not None:
+        return Path(root) / own
     return Path(root) / PROMPTS_DIR / task / f"{name}.yaml"
 
 
