@@ -41,8 +41,9 @@ def test_the_cap_stops_before_crossing_and_a_higher_cap_resumes_from_the_cache(t
             run(args)
         sent = list(server.requests)
         ledger = read_ledger(spend)
-        # some were answered, not all; what the server billed is what the ledger holds, and it is within the cap
-        assert 0 < len(sent) < ITEMS
+        # some were answered, not all; what the server billed is what the ledger holds, and it is within the cap;
+        # with four in flight, a request that fits once the others settle waits for them rather than stopping the job
+        assert 1 < len(sent) < ITEMS
         assert ledger["requests"] == len(sent) and ledger["tokens"] == sum(billed(r) for r in sent) <= cap
         # every request sent had its worst case within the cap when it was sent: with one in flight at a time, the
         # spend before each request plus its worst case

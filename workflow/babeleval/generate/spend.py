@@ -8,7 +8,7 @@ bytes (no tokenizer makes more tokens than bytes: byte-level BPE and byte-fallba
 there). A request whose worst case would take what is spent, plus what requests in flight (of every job of the
 model, in any process) reserved, past a cap is not sent: the job stops submitting, keeps every answer that came
 back (they are in the response cache), notes the stop in the ledger (the run summary names the cap) and fails with
-``CapReached``. An answer settles its reservation at what the server reported (its worst case where the server
+``CapReached``. A request that would fit once the requests in flight settle waits for them instead. An answer settles its reservation at what the server reported (its worst case where the server
 reports no usage). A resume with a higher cap answers the cached requests from the cache and pays only for the rest.
 
 Cross-process safety: the ledger is read and written under an exclusive ``flock``; a reservation belongs to its
@@ -99,29 +99,39 @@ class Spending:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
-    def reserve(self, prompt_tokens: int, completion_tokens: int) -> Reservation:
-        """Reserve a request's worst case, or raise CapReached where it could cross a cap."""
+    def reserve(self, prompt_tokens: int, completion_tokens: int, poll: float = 0.05) -> Reservation:
+        """Reserve a request's worst case. Where it fits only once the requests in flight settle (they cost what the
+        server bills, mostly far less than their worst case), wait for them; where it could cross a cap even with
+        nothing in flight, raise CapReached."""
         want = Reservation(prompt_tokens + completion_tokens, self.cap.cost(prompt_tokens, completion_tokens))
-        with self._ledger() as ledger:
-            others = [r for who, r in ledger["reserved"].items() if who != self._me]
-            tokens = ledger.get("tokens", 0) + self._mine["tokens"] + sum(r["tokens"] for r in others)
-            cost = ledger.get("cost", 0.0) + self._mine["cost"] + sum(r["cost"] for r in others)
-            crossed = []
-            if self.cap.max_tokens is not None and tokens + want.tokens > self.cap.max_tokens:
-                crossed.append(f"max_tokens {self.cap.max_tokens:,} (spent {ledger.get('tokens', 0):,}, in flight up "
-                               f"to {tokens - ledger.get('tokens', 0):,}, this request up to {want.tokens:,})")
-            if self.cap.max_cost is not None and cost + want.cost > self.cap.max_cost:
-                crossed.append(f"max_cost {self.cap.max_cost:g} (spent {ledger.get('cost', 0.0):.4g}, in flight up "
-                               f"to {cost - ledger.get('cost', 0.0):.4g}, this request up to {want.cost:.4g})")
-            if crossed:
-                self.refused += 1
-                raise CapReached(f"model {self.model}: stopped before its cap: the next request could cross "
-                                 f"{' and '.join(crossed)}; the answers paid for are in the response cache: raise "
-                                 f"models.{self.model}.{'max_tokens' if 'max_tokens' in crossed[0] else 'max_cost'} "
-                                 "in params.yaml and rerun to continue from there")
-            self._mine["tokens"] += want.tokens
-            self._mine["cost"] += want.cost
-        return want
+        while True:
+            with self._ledger() as ledger:
+                spent = Reservation(ledger.get("tokens", 0), ledger.get("cost", 0.0))
+                crossed = self._crossed(spent, want)
+                if crossed:
+                    self.refused += 1
+                    raise CapReached(f"model {self.model}: stopped before its cap: the next request could cross "
+                                     f"{' and '.join(crossed)}; the answers paid for are in the response cache: raise "
+                                     f"models.{self.model}.{crossed[0].split()[0]} in params.yaml and rerun to "
+                                     "continue from there")
+                flying = [self._mine, *(r for who, r in ledger["reserved"].items() if who != self._me)]
+                if not self._crossed(Reservation(spent.tokens + sum(r["tokens"] for r in flying),
+                                                 spent.cost + sum(r["cost"] for r in flying)), want):
+                    self._mine["tokens"] += want.tokens
+                    self._mine["cost"] += want.cost
+                    return want
+            time.sleep(poll)  # outside the lock: the requests in flight settle meanwhile
+
+    def _crossed(self, committed: Reservation, want: Reservation) -> list[str]:
+        """The caps ``want`` would cross on top of ``committed``, each with the numbers."""
+        crossed = []
+        if self.cap.max_tokens is not None and committed.tokens + want.tokens > self.cap.max_tokens:
+            crossed.append(f"max_tokens {self.cap.max_tokens:,} (spent {committed.tokens:,}, this "
+                           f"request up to {want.tokens:,})")
+        if self.cap.max_cost is not None and committed.cost + want.cost > self.cap.max_cost:
+            crossed.append(f"max_cost {self.cap.max_cost:g} (spent {committed.cost:.4g}, this request "
+                           f"up to {want.cost:.4g})")
+        return crossed
 
     def settle(self, reservation: Reservation, prompt_tokens: int | None, completion_tokens: int | None) -> None:
         """Replace a reservation with what the server billed (the reservation itself where it reported nothing)."""
