@@ -166,7 +166,7 @@ def test_report_renders_in_headless_chromium(analysed, tmp_path):
     assert set(TABLE_IDS) <= dom.ids
     # the answer first: models x tasks, then per task models x languages, then figures; sentences after
     assert dom.sections == ["overall", "leaderboard", "figures", "findings", "sensitivity", "significance",
-                            "parse-failures", "difficulty"]
+                            "parse-failures", "difficulty", "planning"]
     assert len(dom.images) == 3 and dom.cells > 500
 
     # laptop width; the screenshot is kept beside the report for a person to look at

@@ -58,7 +58,7 @@ def test_the_roles_and_the_fingerprint_are_what_the_hand_kept_table_gave(tmp_pat
     for ident, raw in model_entries.entries():
         entry = model_entries.fill(raw, tmp_path)
         config = model_config(entry)
-        roles = {key: setting_role(config, key) for key in built_in_settings() if key not in (*SCHEDULING, *WEIGHTS)}
+        roles = {key: setting_role(config, key) for key in built_in_settings() if key not in (*SCHEDULING, *WEIGHTS, *SPENDING)}
         seen[ident] = model_entries.outcome_digest(model_fingerprint(config, config.model_path()),
                                                    output_settings(config), roles, tmp_path)
     assert seen.keys() == golden.keys()
@@ -69,6 +69,8 @@ def test_the_roles_and_the_fingerprint_are_what_the_hand_kept_table_gave(tmp_pat
 # for, and hf's torch_compile (the test above checks that they change neither the cache key nor the
 # rescoring decision).
 SCHEDULING = ("params_b", "resources", "torch_compile")
+# Spending caps and prices of API models (tests/test_spending_cap.py): they stop a job, never change an answer
+SPENDING = ("max_tokens", "max_cost", "prices")
 # A setting added after it that names the weights: it enters the fingerprint through them (gguf_file: the float copy
 # converted from the file, with the file's SHA-256; tests/test_gguf.py)
 WEIGHTS = ("gguf_file",)
@@ -89,6 +91,7 @@ CHANGED = {
     "api_key_env": "OTHER_KEY", "concurrency": 16, "timeout": 5, "max_retries": 0, "backoff_base": 0.5,
     "backoff_max": 9, "request_deadline": 30, "max_retry_after": 3, "rate_limit_resource": "api_other",
     "params_b": 70, "resources": {"mem_mb": 1000}, "torch_compile": True, "gguf_file": "other.Q8_0.gguf",
+    "max_tokens": 1000, "prices": {"prompt": 1.0, "completion": 2.0},
 }
 OTHER_BACKEND = {"hf": "vllm", "vllm": "hf", "openai": "hf"}
 
@@ -139,6 +142,8 @@ def changed(spec: dict, key: str, tmp_path) -> dict:
         return {**spec, "chat_template": str(tmp_path / CHANGED["chat_template"])}
     if key == "chat":
         return {**spec, "chat": not spec.get("chat")}
+    if key == "max_cost":  # counted in the model's prices
+        return {**spec, "max_cost": 5.0, "prices": CHANGED["prices"]}
     return {**spec, key: CHANGED[key]}
 
 

@@ -133,6 +133,10 @@ rule report:
         omitted=paths.PLAN_OMITTED,
     params:
         settings=GRID.analysis.pick("seed", "confidence", "samples", "alpha", "pivot_language"),
+        # the planning section's tokens and cost per model: the generation jobs' usage files where there are some
+        # (not inputs: outputs analysed without the jobs that made them have none) and the models' prices
+        usage=grid_rules.usage_files(GRID),
+        prices=grid_rules.prices(GRID),
     threads: CPU_THREADS
     resources:
         **CPU_RESOURCES,

@@ -1,4 +1,4 @@
-from babeleval.core import joblog, orphan_guard
+from babeleval.core import joblog, orphan_guard, paths
 from babeleval.generate.job import generation_job
 
 joblog.setup(snakemake.log[0])
@@ -18,4 +18,6 @@ with orphan_guard.outputs_lock(snakemake.output):
         cache_path=p.cache,
         granted=int(getattr(snakemake.resources, p.api_resource)) if p.api_resource else None,
         threads=snakemake.threads,
+        model=snakemake.wildcards.model,
+        spend_file=paths.SPEND.format(model=snakemake.wildcards.model),
     )

@@ -12,5 +12,6 @@ for path in snakemake.input.plots:
     figures.setdefault(Path(path).parent.name, {})[Path(path).stem] = path
 # the prompt-variation section (rule variation_analysis), where the grid has variants of a base template
 report.write_report(snakemake.output[0], csvs, figures, AnalysisSettings(**snakemake.params.settings),
-                    tuple(snakemake.input.variation), snakemake.input.omitted)
+                    tuple(snakemake.input.variation), snakemake.input.omitted, tuple(p for p in snakemake.params.usage if Path(p).exists()),
+                    dict(snakemake.params.prices))
 logging.info("wrote %s", snakemake.output[0])

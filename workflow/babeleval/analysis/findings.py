@@ -68,6 +68,13 @@ def significance_text(row: pd.Series, alpha: float) -> str:
     return f"{verdict} under the paired test ({row['test']}, Holm-adjusted p = {float(row['p_holm']):.3g}, alpha {alpha})"
 
 
+def undetectable_text(row: pd.Series, shown) -> str:
+    """What a difference that was not found could not have been: the test's MDE at 80% power, where it has one."""
+    if not _finite(row.get("mde")):
+        return ""
+    return f"; this design could not detect less than {shown(float(row['mde'])):.1f} points (MDE, 80% power)"
+
+
 def parsing_text(board: Board, a: Key, b: Key, label_a: str, label_b: str, metric: str) -> str:
     """How much of a difference between ``a`` and ``b`` is parsing and how much is answering."""
     pf_a, pf_b = board.parse_failure(a), board.parse_failure(b)
@@ -134,8 +141,9 @@ def largest_difference(task: str, metric: str, board: Board, sig: pd.DataFrame, 
     evidence = f"{interval}{int(row['n_items'])} paired items"
     if holds_zero(row):
         return (f"{head}: no detectable difference ({evidence}; {row['test']}, Holm-adjusted p = "
-                f"{float(row['p_holm']):.3g}).")
-    text = f"{head} ({score_a - score_b:+.1f} points; {evidence}), {significance_text(row, alpha)}."
+                f"{float(row['p_holm']):.3g}){undetectable_text(row, shown)}.")
+    text = (f"{head} ({score_a - score_b:+.1f} points; {evidence}), {significance_text(row, alpha)}"
+            f"{'' if bool(row['significant']) else undetectable_text(row, shown)}.")
     if not bool(row["significant"]):
         return text
     return text + " " + parsing_text(board, key_a, key_b, row["a"], row["b"], metric)

@@ -21,7 +21,7 @@ from markupsafe import Markup
 from ..core.jsonl import atomic_open
 from ..core.paths import PLAN_OMITTED
 from ..score.metrics import ACCURACY, get_metric
-from . import findings, first_screen, paper_tables, significance
+from . import findings, first_screen, paper_tables, planning_section, significance
 from .leaderboard import for_readers, omitted_table, read_leaderboard
 from .records import off_reader_scale, read_table
 from .settings import AnalysisSettings
@@ -234,7 +234,8 @@ def tasks_with_chance(lb: pd.DataFrame) -> frozenset[str]:
 
 def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], settings: AnalysisSettings,
            csv_names: dict[str, str] | None = None, sections: tuple[str, ...] = (),
-           omitted: pd.DataFrame | None = None) -> str:
+           omitted: pd.DataFrame | None = None, usage_files: tuple[str | Path, ...] = (),
+           prices: dict[str, dict[str, float] | None] | None = None) -> str:
     """The page as a string. ``figures``: task -> {kind: png path} (kinds as in CAPTIONS); ``sections``: HTML
     sections other analysis rules wrote (the prompt-variation section), added at the end as they are;
     ``omitted``: what the grid left out and why (``leaderboard.omitted_table``)."""
@@ -266,6 +267,8 @@ def render(tables: dict[str, pd.DataFrame], figures: dict[str, dict[str, str]], 
         overall_note=paper_tables.OVERALL_NOTE,
         left_out_of_headline=paper_tables.left_out_of_headline(lb) if not lb.empty else [],
         omitted_table=table_html(omitted, "omitted-table", classes="data"), omitted_count=len(omitted),
+        planning=planning_section.section((tables["significance_templates"], tables["significance_models"]),
+                                          usage_files, prices or {}, alpha, table_html),
         omitted_file=PLAN_OMITTED,
         paper_tables=paper_blocks(lb), truncated=paper_tables.truncation_lines(lb) if not lb.empty else [],
         long_table=table("leaderboard"), figures=figure_items(figures, tasks, tasks_with_chance(lb)),
@@ -304,12 +307,15 @@ def extractor_lines(agreement: pd.DataFrame) -> list[str]:
 
 def write_report(out: str | Path, csvs: dict[str, str | Path], figures: dict[str, dict[str, str]],
                  settings: AnalysisSettings, section_files: tuple[str | Path, ...] = (),
-                 omitted: str | Path | None = None) -> str:
-    """Read the analysis CSVs named in ``csvs`` (keys as in TABLE_KEYS) and the plan's ``omitted.tsv``, and write
-    the page to ``out``."""
+                 omitted: str | Path | None = None, usage_files: tuple[str | Path, ...] = (),
+                 prices: dict[str, dict[str, float] | None] | None = None) -> str:
+    """Read the analysis CSVs named in ``csvs`` (keys as in TABLE_KEYS), the plan's ``omitted.tsv`` and the
+    generation jobs' usage files (the planning section, with each model's ``prices``), and write the page to
+    ``out``."""
     tables = {key: _read(csvs.get(key), key) for key in TABLE_KEYS}
     sections = tuple(Path(path).read_text(encoding="utf-8") for path in section_files)
-    page = render(tables, figures, settings, {k: str(v) for k, v in csvs.items()}, sections, omitted_table(omitted))
+    page = render(tables, figures, settings, {k: str(v) for k, v in csvs.items()}, sections, omitted_table(omitted),
+                  usage_files, prices)
     with atomic_open(out) as handle:
         handle.write(page)
     return str(out)

@@ -16,7 +16,10 @@ The test follows the metric (its resampling, ``babeleval.score.metrics``):
   p = (c + 1) / (B + 1)).
 
 Each row also holds ``diff_low`` / ``diff_high``: the percentile interval of a - b, resampling the shared items
-(the same draws for both sides), so a reader sees the size a difference may have, and whether it holds 0.
+(the same draws for both sides), so a reader sees the size a difference may have, and whether it holds 0; and, for
+an exact McNemar test, ``mde``: the smallest difference the test could find with 80% power at its Holm level, at
+the discordance its items showed (``babeleval.analysis.power``), so a difference that is not significant says
+what the design could not have found.
 
 p-values are corrected with **Holm-Bonferroni** within a family: all tests of
 one comparison kind for one task and one metric. Each row says which family it
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -36,15 +39,16 @@ from scipy import stats
 from ..core.progress import Progress
 from ..score.metrics import ACCURACY, get_metric
 from .bootstrap import ItemData, item_data, percentile_interval
+from .power import observed_mde
 from ..core.paths import Combo
 from .records import metric_options
 from .settings import DEFAULT_SETTINGS
 
 COLUMNS = ["comparison", "task", "language", "fixed", "a", "b", "metric", "n_items", "score_a", "score_b", "diff",
-           "diff_low", "diff_high", "test", "a_only", "b_only", "p_value", "p_holm", "significant", "family_size", "correction"]
+           "diff_low", "diff_high", "test", "a_only", "b_only", "p_value", "p_holm", "significant", "family_size", "correction", "mde"]
 CORRECTION = "Holm-Bonferroni"
 # the columns on the metric's scale: computed on it, written on the scale readers see (``records.on_reader_scale``)
-SCORES = ("score_a", "score_b", "diff", "diff_low", "diff_high")
+SCORES = ("score_a", "score_b", "diff", "diff_low", "diff_high", "mde")
 
 
 def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int, float]:
@@ -154,17 +158,24 @@ class _ItemDataOf:
         return self._made[key]
 
 
+def comparison_groups(combos: Iterable[Combo]) -> dict[tuple, dict[str, Combo]]:
+    """The groups whose members are compared two by two: (kind, fixed, task, language) -> member -> combination,
+    a group being the templates of one model and language, or the models of one template and language. The
+    analysis tests these pairs and ``plan`` plans them (``babeleval.grid.power_plan``)."""
+    groups: dict[tuple, dict[str, Combo]] = {}
+    for combo in map(Combo._make, combos):
+        groups.setdefault(("template", combo.model, combo.task, combo.language), {})[combo.template] = combo
+        groups.setdefault(("model", combo.template, combo.task, combo.language), {})[combo.model] = combo
+    return groups
+
+
 def pairwise(raw: Mapping[Combo, list[dict]], scores: dict[Combo, dict] | None = None, *, seed: int,
              n_samples: int = DEFAULT_SETTINGS.samples, alpha: float = DEFAULT_SETTINGS.alpha,
              confidence: float = DEFAULT_SETTINGS.confidence) -> dict[str, pd.DataFrame]:
     """Template-vs-template and model-vs-model tables, each with Holm-corrected p-values."""
     scores = scores or {}
     rows: dict[str, list[dict[str, Any]]] = {"template": [], "model": []}
-    # a group: the templates of one model and language, or the models of one template and language
-    groups: dict[tuple, dict[str, Combo]] = {}
-    for combo in raw:
-        groups.setdefault(("template", combo.model, combo.task, combo.language), {})[combo.template] = combo
-        groups.setdefault(("model", combo.template, combo.task, combo.language), {})[combo.model] = combo
+    groups = comparison_groups(raw)
     # every group lies within one (task, language): its combinations are read once, when its turn comes
     by_language: dict[tuple[str, str], list[tuple]] = {}
     for key in sorted(groups):
@@ -201,6 +212,15 @@ def _group_rows(key: tuple, members: dict[str, Combo], data: _ItemDataOf, scores
     return out
 
 
+def _mde(row: Any, alpha: float) -> float:
+    """The smallest difference an exact McNemar test of the row could find with 80% power at its Holm level, at the
+    discordance its items showed (``power.observed_mde``); NaN for a bootstrap test or no discordant item."""
+    if row.a_only is None or pd.isna(row.a_only):
+        return float("nan")
+    found = observed_mde(int(row.n_items), int(row.a_only), int(row.b_only), alpha, int(row.family_size))
+    return float("nan") if found is None else found
+
+
 def correct(frame: pd.DataFrame, alpha: float) -> pd.DataFrame:
     """Holm-Bonferroni within each (comparison, task, metric) family; says so in every row."""
     frame = frame.copy()
@@ -215,5 +235,6 @@ def correct(frame: pd.DataFrame, alpha: float) -> pd.DataFrame:
         label[index] = f"{CORRECTION} over {len(index)} tests ({comparison}, {task}, {metric})"
     frame["p_holm"], frame["family_size"], frame["correction"] = p_holm, size, label
     frame["significant"] = frame["p_holm"] < alpha
+    frame["mde"] = [_mde(row, alpha) for row in frame.itertuples(index=False)]
     return frame.sort_values(["comparison", "task", "metric", "language", "fixed", "a", "b"],
                              kind="stable").reset_index(drop=True)

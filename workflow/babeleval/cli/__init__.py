@@ -11,6 +11,7 @@ command        what it does
 ``dvc-plots``  the page template that makes ``dvc plots`` work offline
 ``estimate``   a variant set's score distribution (mean, quantiles, best, worst) from a share of its cells
 ``cache``      a model's cached answers after its server changed: ``refresh`` (ask again) or ``keep``
+``plan``       before a run: what each comparison can detect (power, MDE) and what each model will cost
 =============  ===========================================================================================
 """
 
@@ -21,7 +22,7 @@ import sys
 
 # command -> its module in this package (each has main(argv) -> exit status)
 COMMANDS = {"show": "show", "parse": "parse", "search": "search", "compare": "compare", "dvc-plots": "dvc_plots",
-            "estimate": "estimate", "cache": "cache"}
+            "estimate": "estimate", "cache": "cache", "plan": "plan"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,6 +34,7 @@ from ..core.paths import Combo, combo_from_path
 from ..grid import run_lock
 from ..analysis.bootstrap import item_data
 from ..analysis.records import metric_options, slim
+from ..analysis.power import observed_mde
 from ..analysis.settings import DEFAULT_SETTINGS
 from ..analysis.significance import compare as paired_test
 from ..analysis.significance import difference_interval, holm
@@ -41,7 +42,7 @@ from ..score.metrics import ACCURACY, get_metric, headline_metric
 
 WORKSPACE = "workspace"
 COLUMNS = ["model", "task", "language", "template", "metric", "n_items", "score_a", "score_b", "delta",
-           "delta_low", "delta_high", "pf_a", "pf_b", "test", "p_value", "changed", "p_holm", "significant"]
+           "delta_low", "delta_high", "pf_a", "pf_b", "test", "p_value", "changed", "p_holm", "significant", "mde"]
 
 
 def resolve_revision(repo: Path, name: str) -> str:
@@ -160,18 +161,30 @@ def compare_sides(a: tuple[dict, dict], b: tuple[dict, dict], *, seed: int = DEF
                      "delta": shown(test["score_b"]) - shown(test["score_a"]),
                      "delta_low": shown(low), "delta_high": shown(high),
                      "pf_a": None if pf_a is None else 100.0 * pf_a, "pf_b": None if pf_b is None else 100.0 * pf_b,
-                     "test": test["test"], "p_value": test["p_value"]})
-    frame = pd.DataFrame(rows, columns=COLUMNS)
+                     "test": test["test"], "p_value": test["p_value"], "a_only": test["a_only"],
+                     "b_only": test["b_only"]})
+    frame = pd.DataFrame(rows, columns=[*COLUMNS, "a_only", "b_only"])
     if frame.empty:
-        return frame
+        return frame[COLUMNS]
     # a combination whose outputs did not change (another template's edit) is no test: Holm counts the others
     same_pf = (frame["pf_a"].isna() & frame["pf_b"].isna()) | (frame["pf_a"] == frame["pf_b"])
     frame["changed"] = (frame["delta"] != 0) | (frame["p_value"] < 1) | ~same_pf
     frame["p_holm"] = 1.0
+    frame["mde"] = float("nan")
     for _, index in frame[frame["changed"]].groupby(["task", "metric"]).groups.items():
         frame.loc[index, "p_holm"] = holm(frame.loc[index, "p_value"].to_numpy(float))
+        frame.loc[index, "mde"] = [_mde(frame.loc[i], alpha, len(index)) for i in index]
     frame["significant"] = frame["p_holm"].astype(float) < alpha
-    return frame
+    return frame[COLUMNS]
+
+
+def _mde(row: pd.Series, alpha: float, family_size: int) -> float:
+    """The smallest difference the row's exact McNemar test could find with 80% power at its Holm level, at the
+    discordance its items showed, on the shown scale (``power.observed_mde``); NaN for a bootstrap test."""
+    if row["a_only"] is None or pd.isna(row["a_only"]):
+        return float("nan")
+    found = observed_mde(int(row["n_items"]), int(row["a_only"]), int(row["b_only"]), alpha, family_size)
+    return float("nan") if found is None else get_metric(row["metric"]).shown(found)
 
 
 def _num(value: Any, digits: int = 1) -> str:
@@ -203,6 +216,7 @@ def render(frame: pd.DataFrame, label_a: str, label_b: str, confidence: float) -
             "delta": [f"{d:+.1f} [{_num(lo)}, {_num(hi)}]"
                       for d, lo, hi in zip(changed["delta"], changed["delta_low"], changed["delta_high"])],
             "p": [f"{p:.3g}" + (" *" if s else "") for p, s in zip(changed["p_holm"], changed["significant"])],
+            "MDE": [_num(m) for m in changed["mde"]],
             "n": changed["n_items"].astype(int).astype(str),
         })
         lines.append(table.to_markdown(index=False, disable_numparse=True))
@@ -210,8 +224,18 @@ def render(frame: pd.DataFrame, label_a: str, label_b: str, confidence: float) -
         if same:
             lines.append(f"({same} other combination(s) unchanged.)")
         lines.append("")
-    lines.append("* significant after Holm-Bonferroni correction.")
+    lines.append("* significant after Holm-Bonferroni correction. MDE: the smallest difference (points) the test "
+                 "could find with 80% power at its Holm level and the discordance its items showed: a difference "
+                 "not significant could not have been found below it.")
+    lines += _undetected(frame)
     return "\n".join(lines)
+
+
+def _undetected(frame: pd.DataFrame) -> list[str]:
+    """One sentence per combination whose change is not significant, with what its design could not detect."""
+    rows = frame[frame["changed"] & ~frame["significant"].astype(bool) & frame["mde"].notna()]
+    return [f"{r.model}/{r.task}/{r.language}/{r.template}: {r.delta:+.1f}, not significant; this design could not "
+            f"detect less than {r.mde:.1f} points" for r in rows.itertuples(index=False)]
 
 
 def sides_for(repo: Path, names: Iterable[str]) -> list[Side]:

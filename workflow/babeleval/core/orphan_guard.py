@@ -77,6 +77,14 @@ def snakemake_ancestor(pid: int | None = None) -> tuple[int, int] | None:
     return None
 
 
+def identity(pid: int | None = None) -> tuple[int, int] | None:
+    """(pid, start time) of a running process (this one by default): what ``alive`` checks, a reused pid not
+    passing for it."""
+    pid = os.getpid() if pid is None else pid
+    stat = _stat(pid)
+    return (pid, stat[1]) if stat else None
+
+
 def alive(process: tuple[int, int]) -> bool:
     stat = _stat(process[0])
     return stat is not None and stat[1] == process[1]

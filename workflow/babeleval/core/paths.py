@@ -40,6 +40,8 @@ EXTRACTION_PROMPT = "prompts/extraction.yaml"
 
 # kept between runs: each model's response cache, and the models the workflow builds
 CACHE = "results/cache/{model}.sqlite"
+# what an API model with a cap has spent over every run (babeleval.generate.spend); beside its cache, not an output
+SPEND = "results/spend/{model}.json"
 BUILT_MODEL = "results/models/{builtin}"
 # a GGUF file's float copy, converted once (babeleval.generate.gguf); ``{gguf}``: the file's name without .gguf
 CONVERTED_GGUF = "results/models/gguf/{gguf}"

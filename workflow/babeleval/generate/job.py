@@ -39,9 +39,10 @@ from . import preflight, server_change
 from .backends import BackendType, get_backend, load_backend, model_config
 from .backends.base import Backend, Decoding, GenerationRequest, LoglikelihoodRequest
 from .backends.chat import build_messages
-from .backends.config import ModelConfig
+from .backends.config import APIConfig, ModelConfig
 from .cache import NoCache, ResponseCache, request_key
 from .fingerprint import digest, model_fingerprint
+from .spend import CapReached, Spending
 
 log = logging.getLogger(__name__)
 
@@ -190,11 +191,11 @@ def run(
     usage_file: str | None = None,
     flush_every: int = 16,
     flush_seconds: float = 2.0,
+    spend_file: str | None = None, model_name: str = "",
 ) -> dict[str, int]:
-    """Answer every request of the given files; returns request, cache-hit and computed counts.
-
-    ``usage_file``, when given, receives what this run cost (see ``usage`` below) as JSON, written atomically.
-    """
+    """Answer every request of the given files; returns request, cache-hit and computed counts. ``usage_file``:
+    receives what this run cost (``usage`` below), written atomically; ``spend_file``: the ledger an API model with
+    a cap is held to (``babeleval.generate.spend``), ``model_name`` its params.yaml name."""
     started_run = time.perf_counter()
     fingerprint = model_fingerprint(config, model_path)
     fingerprint_id = digest(fingerprint)
@@ -205,20 +206,21 @@ def run(
     missing = {key: (row, messages) for key, row, messages in keyed if key not in found}  # duplicates computed once
     log.info("cache: %d of %d requests answered, %d to compute%s", len(keyed) - len(missing), len(keyed),
              len(missing), "" if cache_path else " (cache off)")
-
     computed: dict[str, dict] = {}
     api_usage = None
     if missing:
         check_answer_slots(get_backend(config.backend), (row for row, _ in missing.values()))
         backend = _load_timed(backend_loader, config, model_path)
+        spending = _spending(config, backend, spend_file, model_name)
         try:
             _compute_missing(backend, mode, settings, missing, cache, computed, chunk_size, flush_every, flush_seconds)
+        except CapReached as stop:
+            raise _stopped(spending, stop, len(computed), len(missing)) from None
         finally:
             api_usage = _api_usage(backend)
         server_change.check(cache, fingerprint_id, found.values(), computed.values())  # before anything mixes
         found.update(computed)
     cache.close()
-
     _write_generations(by_language, found, output_files,
                        {"settings": settings, "model_fingerprint": fingerprint, "model_fingerprint_sha256": fingerprint_id})
     counts = {"requests": len(keyed), "cache_hits": len(keyed) - len(missing), "computed": len(missing)}
@@ -229,13 +231,32 @@ def run(
         "tokens_computed": _tokens(computed.values()),  # what this run paid for
         "tokens_all_requests": _tokens(found[key] for key, _, _ in keyed),  # what the whole set costs uncached
         "seconds": round(time.perf_counter() - started_run, 3),
+        **({"api": api_usage} if api_usage is not None else {}),  # as the server reported it, retries included
     }
-    if api_usage is not None:
-        usage["api"] = api_usage  # as the server reported it, retries included
     log.info("tokens this run: %s; all requests: %s", usage["tokens_computed"], usage["tokens_all_requests"])
     if usage_file:
         write_json(usage_file, usage)
     return counts
+
+
+def _stopped(spending: Spending, stop: CapReached, answered: int, asked: int) -> CapReached:
+    """The job stopped at its model's cap: noted in the ledger (the run summary names it) and the log."""
+    spending.note_stop(str(stop), answered=answered, unanswered=asked - answered)
+    log.error("%s; %d of %d requests answered and cached before the stop", stop, answered, asked)
+    return stop
+
+
+def _spending(config: ModelConfig, backend: Backend, spend_file: str | None, model_name: str) -> Spending | None:
+    """The model's ledger, handed to its backend, where its entry caps its spending."""
+    cap = config.cap() if isinstance(config, APIConfig) else None
+    if cap is None:
+        return None
+    if spend_file is None or not hasattr(backend, "spending"):
+        raise ConfigError(f"model {model_name or config.model}: {cap.describe()} is set, but this job has no spending "
+                          "ledger or its backend cannot be held to one")
+    backend.spending = Spending(spend_file, cap, model_name or str(config.model))
+    log.info("spending cap: %s; ledger %s", cap.describe(), spend_file)
+    return backend.spending
 
 
 def _load_timed(backend_loader: Callable[[ModelConfig, str], Backend], config: ModelConfig,
@@ -322,14 +343,16 @@ def _compute_missing(backend: Backend, mode: str, settings: dict[str, Any], miss
 def generation_job(*, entry: Mapping[str, Any], model_path: str, templates: Sequence[str],
                    settings: Mapping[str, dict[str, Any]], languages: Sequence[str], prompts: Sequence[str],
                    generations: Sequence[str], usage: Sequence[str], cache_path: str | None,
-                   granted: int | None = None, threads: int | None = None) -> None:
+                   granted: int | None = None, threads: int | None = None, model: str = "",
+                   spend_file: str | None = None) -> None:
     """A generation job (workflow/rules/generate.smk): each template's languages in turn, as its files list them.
 
     ``entry`` is the model's params.yaml entry, read from the run's config rather than the rule's params
     (which hold only the settings that change outputs), so that a speed-only change reruns nothing.
     ``granted``: the units of its rate-limit resource an API model's job was given (Snakemake caps a job's
     resource at what --resources allows); it runs no more requests at once. ``threads``: the job's CPU threads,
-    which a model computing on the CPU uses and no more (``babeleval.core.cpu_threads``).
+    which a model computing on the CPU uses and no more (``babeleval.core.cpu_threads``). ``model``: the entry's
+    name; ``spend_file``: its spending ledger (``paths.SPEND``), which holds an API model with a cap to it.
     """
     cpu_threads.grant(threads)
     config = model_config(entry)
@@ -345,7 +368,7 @@ def generation_job(*, entry: Mapping[str, Any], model_path: str, templates: Sequ
         counts = run(config=config, model_path=model_path, mode=settings[template]["mode"],
                      settings=settings[template], request_files=dict(zip(languages, prompts[k * n:(k + 1) * n])),
                      output_files=dict(zip(languages, generations[k * n:(k + 1) * n])), cache_path=cache_path,
-                     usage_file=usage[k], backend_loader=loader)
+                     usage_file=usage[k], backend_loader=loader, spend_file=spend_file, model_name=model)
         log.info("done: %s", counts)
 
 

@@ -226,6 +226,17 @@ def has_budgets(grid: Grid) -> bool:
     return any(task.budgets for task in grid.tasks.values())
 
 
+def usage_files(grid: Grid) -> list[str]:
+    """The usage file of every (model, task, template) generation of the grid (the report's planning section)."""
+    jobs = sorted({(model, task, template) for model, task, _, template in grid.combinations()})
+    return [paths.USAGE.format(model=model, task=task, template=template) for model, task, template in jobs]
+
+
+def prices(grid: Grid) -> dict[str, dict[str, float] | None]:
+    """Each model's prices per million tokens, where its entry gives them (API models)."""
+    return {name: getattr(config, "prices", None) for name, config in grid.models.items()}
+
+
 # -- the extractor model (babeleval.score.extraction; workflow/rules/extract.smk) ----------------------------------
 
 

@@ -20,6 +20,7 @@ from typing import Iterable
 
 from ..core import paths
 from ..core.progress import clock_text
+from ..generate.spend import read_ledger
 from ..score.metrics import PARSE_FAILURE_RATE
 from .run_lock import RESUME
 
@@ -69,6 +70,9 @@ class Summary:
     generated_items: int = 0
     costs: dict[str, ModelCost] = field(default_factory=dict)
     failed_jobs: list[FailedJob] = field(default_factory=list)
+    # model -> its spending ledger, where a capped API model spent during this run (babeleval.generate.spend)
+    caps: dict[str, dict] = field(default_factory=dict)
+    started: float = 0.0  # when the run started (epoch s)
 
 
 def _scores_path(root: Path, combo: tuple[str, str, str, str]) -> Path:
@@ -85,7 +89,7 @@ def collect(root: Path, combinations: Iterable[tuple[str, str, str, str]], start
             before: set[tuple] | None = None) -> Summary:
     """What the files under ``root`` say about the combinations, for a run that started at ``started`` (epoch s)
     with scores files for the combinations ``before`` (``existing``; None: unknown, every rewritten one is new)."""
-    summary = Summary()
+    summary = Summary(started=started)
     for combo in combinations:
         path = _scores_path(root, combo)
         if not path.exists():
@@ -104,7 +108,29 @@ def collect(root: Path, combinations: Iterable[tuple[str, str, str, str]], start
             summary.parse_failures += int(scores.get("parse_failures", 0))
         summary.items += int(scores.get("n", 0))
     add_costs(summary, root, started)
+    add_caps(summary, root, started)
     return summary
+
+
+def add_caps(summary: Summary, root: Path, started: float) -> None:
+    """The ledgers of capped API models written since ``started``: what each spent, and whether it stopped."""
+    spend_dir = root / Path(paths.SPEND).parent
+    for path in sorted(spend_dir.glob("*.json")) if spend_dir.is_dir() else []:
+        if path.stat().st_mtime >= started:
+            ledger = read_ledger(path)
+            if ledger.get("cap"):
+                summary.caps[path.stem] = ledger
+
+
+def _cap_line(model: str, ledger: dict, started: float) -> str:
+    line = (f"  {model}: cap {ledger['cap']}: spent over every run {ledger.get('tokens', 0):,} tokens"
+            + (f", cost {ledger['cost']:.4g}" if ledger.get("cost") else ""))
+    stopped = ledger.get("stopped") or {}
+    if stopped.get("time", 0) >= started:
+        line += (f"; STOPPED before crossing it: {stopped['answered']} request(s) answered and kept in the cache, "
+                 f"{stopped['not_sent']} not sent: raise the cap in params.yaml (models.{model}) and rerun to go "
+                 "on from the cache")
+    return line
 
 
 def add_costs(summary: Summary, root: Path, started: float) -> None:
@@ -212,6 +238,7 @@ def lines(summary: Summary, *, succeeded: bool, wall_seconds: float, log: str | 
         out.append(f"  parse failures: {summary.parse_failures} of {summary.generated_items} generated answers "
                    f"({summary.parse_failures / summary.generated_items:.1%})")
     out += [_cost_line(model, cost) for model, cost in sorted(summary.costs.items())]
+    out += [_cap_line(model, ledger, summary.started) for model, ledger in sorted(summary.caps.items())]
     out += _failed_job_lines(summary.failed_jobs)
     if summary.missing and not succeeded:
         shown = ", ".join("/".join(c) for c in summary.missing[:5])

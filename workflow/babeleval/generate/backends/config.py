@@ -25,6 +25,7 @@ from typing import Any
 from ...core.errors import ConfigError
 from ...core.paths import BUILT_MODEL, CONVERTED_GGUF
 from .. import gguf
+from ..spend import Cap
 from ..fingerprint import (OUTPUT, REQUEST, SPEED, declared_settings, directory_hash, file_sha256, if_set,
                            nothing, served_name, setting, without_trailing_slash)
 
@@ -172,11 +173,36 @@ class APIConfig(ModelConfig):
     request_deadline: float = setting(900.0, SPEED)  # seconds for a whole request, retries included
     max_retry_after: float = setting(600.0, SPEED)  # the longest server Retry-After honoured
     rate_limit_resource: str | None = setting(None, SPEED)  # None: api_<host> (rate_limit_resource below)
+    # A hard cap over every run of the checkout (babeleval.generate.spend): prompt and completion tokens, and cost in
+    # the currency of ``prices`` (per million tokens, {prompt: ..., completion: ...}), which plan's forecast uses too
+    max_tokens: int | None = setting(None, SPEED)
+    max_cost: float | None = setting(None, SPEED)
+    prices: dict[str, float] | None = setting(None, SPEED)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if not self.base_url:
             raise ConfigError("base_url: missing (the API root, e.g. https://api.openai.com/v1)")
+        if self.prices is not None and (not isinstance(self.prices, dict) or set(self.prices) != {"prompt", "completion"}
+                                        or not all(_positive(v) or v == 0 for v in self.prices.values())):
+            raise ConfigError(f"prices: {self.prices!r}: give {{prompt: <price>, completion: <price>}}, each per "
+                              "million tokens, 0 or more")
+        if self.max_cost is not None and (not _positive(self.max_cost) or self.prices is None):
+            raise ConfigError(f"max_cost: {self.max_cost!r}: a positive amount, with the model's prices "
+                              "({prompt: ..., completion: ...} per million tokens) to count it in")
+        if self.max_tokens is not None and (not _positive(self.max_tokens) or not isinstance(self.max_tokens, int)):
+            raise ConfigError(f"max_tokens: {self.max_tokens!r}: a positive whole number of tokens (prompt and "
+                              "completion together, over every run)")
+
+    def cap(self) -> Cap | None:
+        """The spending cap the entry sets, if any."""
+        if self.max_tokens is None and self.max_cost is None:
+            return None
+        return Cap(self.max_tokens, self.max_cost, self.prices)
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
 
 
 def rate_limit_resource(config: APIConfig) -> str:

@@ -62,6 +62,7 @@ from ...prompts.answer_slot import AnswerSlot
 from .base import (Decoding, GenerationRequest, GenerationResult, LoglikelihoodRequest,
                    LoglikelihoodResult)
 from ..server_change import served_by
+from ..spend import Spending, worst_prompt_tokens
 from .config import OpenAIConfig
 
 log = logging.getLogger(__name__)
@@ -246,6 +247,8 @@ class OpenAIBackend:
             urllib.request.build_opener(*handlers)
         self._lock = threading.Lock()
         self._usage = {"http_calls": 0, "retries": 0, "prompt_tokens": 0, "completion_tokens": 0}
+        # the model's spending cap, where its entry sets one: the generation job hands it its ledger
+        self.spending: Spending | None = None
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r}, endpoint={self.endpoint!r})"
@@ -375,6 +378,26 @@ class OpenAIBackend:
             self._usage["completion_tokens"] += completion or 0
         return prompt, completion
 
+    def _paid(self, worst_prompt: int, worst_completion: int, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """``call`` (one request, its retries included) under the model's cap: its worst case reserved before it is
+        sent (CapReached where that could cross the cap), settled at what the server billed once it answers."""
+        if self.spending is None:
+            return call()
+        if self._stop.is_set():  # another request stopped the job (the cap, or an error): nothing more is sent
+            raise _Cancelled()
+        reservation = self.spending.reserve(worst_prompt, worst_completion)
+        try:
+            data = call()
+        except _ItemFailed:  # answers came, malformed: counted as billed at the worst case
+            self.spending.settle(reservation, None, None)
+            raise
+        except BaseException:  # no answer: nothing billed
+            self.spending.release(reservation)
+            raise
+        usage = data.get("usage") or {}
+        self.spending.settle(reservation, usage.get("prompt_tokens"), usage.get("completion_tokens"))
+        return data
+
     def usage(self) -> dict[str, int]:
         with self._lock:
             return dict(self._usage)
@@ -452,11 +475,14 @@ class OpenAIBackend:
         try:
             if self.endpoint == "chat":
                 messages = list(request.messages) if request.messages else [{"role": "user", "content": request.prompt}]
-                data = self.post("/chat/completions", {**payload, "messages": messages}, check_chat_reply)
+                worst = worst_prompt_tokens([m["content"] for m in messages], len(messages))
+                data = self._paid(worst, request.max_new_tokens, lambda: self.post(
+                    "/chat/completions", {**payload, "messages": messages}, check_chat_reply))
                 choice = data["choices"][0]
                 text = (choice.get("message") or {}).get("content") or ""
             else:
-                data = self.post("/completions", {**payload, "prompt": request.prompt}, check_completion_reply)
+                data = self._paid(worst_prompt_tokens([request.prompt]), request.max_new_tokens, lambda: self.post(
+                    "/completions", {**payload, "prompt": request.prompt}, check_completion_reply))
                 choice = data["choices"][0]
                 text = choice.get("text") or ""
         except _ItemFailed as failed:
@@ -489,8 +515,9 @@ class OpenAIBackend:
             context, continuation = context[:-spaces], context[-spaces:] + continuation
         prompt = context + continuation
         try:
-            data = self.post("/completions", {"model": self.model, "prompt": prompt, "max_tokens": 1,
-                                              "temperature": 0, "echo": True, "logprobs": 1}, check_completion_reply)
+            data = self._paid(worst_prompt_tokens([prompt]), 1, lambda: self.post(
+                "/completions", {"model": self.model, "prompt": prompt, "max_tokens": 1, "temperature": 0,
+                                 "echo": True, "logprobs": 1}, check_completion_reply))
         except _ItemFailed as failed:  # a score cannot be recorded as missing: the job stops, naming the reason
             raise BackendError(f"{self.base_url}/completions: {failed.reason}") from None
         self._count_tokens(data)
