@@ -83,8 +83,12 @@ def run_broken(workdir: Path, case: Case) -> str:
     return seen
 
 
-def witness(workdir: Path, case: Case) -> str:
-    """The case planned in-process and run by Snakemake: the same message, which Snakemake prints once."""
+def witness(cases: list[Case], case_id: str, source: Path, tmp_path: Path) -> str:
+    """One case of a catalogue, broken in a fresh copy of ``source``, planned in-process and run by Snakemake: the
+    run stops on the planned message (the witness that the workflow plans through the same entry point)."""
+    case = next(c for c in cases if c.id == case_id)
+    workdir = fresh_copy(source, tmp_path)
+    case.breaks(workdir)
     plan_broken(workdir, case)
     _, error = _planned_error(workdir, case)
     seen = run_broken(workdir, case)

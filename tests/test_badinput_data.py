@@ -103,10 +103,7 @@ def test_bad_data(case, pristine_dir, tmp_path):
 @pytest.mark.workflow
 def test_the_workflow_stops_where_the_plan_does(pristine_dir, tmp_path):
     """The witness: Snakemake, run for real on one case, stops on the message the in-process plan gives."""
-    case = next(c for c in CASES if c.id == "missing-field")
-    workdir = fresh_copy(pristine_dir, tmp_path)
-    case.breaks(workdir)
-    witness(workdir, case)
+    witness(CASES, "missing-field", pristine_dir, tmp_path)
 
 
 
@@ -274,7 +271,4 @@ def test_bad_task_data(case, suite_dir, tmp_path):
 @pytest.mark.workflow
 def test_the_workflow_stops_where_the_plan_does_on_any_task(suite_dir, tmp_path):
     """The witness for the other loaders: Snakemake on the every-task grid stops on the planned message."""
-    case = next(c for c in SUITE_CASES if c.id == "mgsm-gold-fraction")
-    workdir = fresh_copy(suite_dir, tmp_path)
-    case.breaks(workdir)
-    witness(workdir, case)
+    witness(SUITE_CASES, "mgsm-gold-fraction", suite_dir, tmp_path)

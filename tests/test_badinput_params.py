@@ -131,7 +131,4 @@ def test_bad_params(case, pristine_dir, tmp_path):
 @pytest.mark.workflow
 def test_the_workflow_stops_where_the_plan_does(pristine_dir, tmp_path):
     """The witness: Snakemake, run for real on one case, stops on the message the in-process plan gives."""
-    case = next(c for c in CASES if c.id == "api-key-variable-unset")
-    workdir = fresh_copy(pristine_dir, tmp_path)
-    case.breaks(workdir)
-    witness(workdir, case)
+    witness(CASES, "api-key-variable-unset", pristine_dir, tmp_path)

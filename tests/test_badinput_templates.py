@@ -86,7 +86,4 @@ def test_bad_template(case, pristine_dir, tmp_path):
 @pytest.mark.workflow
 def test_the_workflow_stops_where_the_plan_does(pristine_dir, tmp_path):
     """The witness: Snakemake, run for real on one case, stops on the message the in-process plan gives."""
-    case = next(c for c in CASES if c.id == "undefined-variable")
-    workdir = fresh_copy(pristine_dir, tmp_path)
-    case.breaks(workdir)
-    witness(workdir, case)
+    witness(CASES, "undefined-variable", pristine_dir, tmp_path)
