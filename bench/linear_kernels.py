@@ -83,7 +83,9 @@ def main(argv: list[str] | None = None) -> None:
         with torch.inference_mode():
             times, _ = alternate({"torch": lambda: torch.nn.functional.linear(x, weight),
                                   "onednn": lambda: onednn_linear.linear(x, weight)}, 10 * args.repeats)
-        gflops = {name: round(2 * rows * k * n / statistics.median(t) / 1e9, 1) for name, t in times.items()}
+        # three significant figures: the tiny model's small products run at well under 0.1 GFLOP/s on a busy
+        # machine, which one decimal printed as 0.0
+        gflops = {name: float(f"{2 * rows * k * n / statistics.median(t) / 1e9:.3g}") for name, t in times.items()}
         products[f"{rows}x{k} @ {k}x{n}"] = {"torch_gflops": gflops["torch"], "onednn_gflops": gflops["onednn"]}
     report["products"] = products
 
