@@ -34,12 +34,13 @@ run: $(BIN)/.installed
 		&& $(BIN)/dvc config --local plots.html_template tmp/offline_plots.html; fi
 	$(BIN)/snakemake --cores $(CORES) --resources gpu=1 --rerun-incomplete
 
-# Two pytest workers (pytest-xdist): most tests wait on a process they started, so two share two cores well.
-# Tests that must share one worker say so with xdist_group (--dist loadgroup). The 25 slowest are printed.
+# Two pytest workers (pytest-xdist). --dist loadscope: a file's tests run on one worker, so a module fixture (a
+# finished run, a cluster) is built once; a class is a scope of its own (test_crash_recovery.py splits its kill
+# cases into two). The 25 slowest tests are printed at the end.
 TEST_WORKERS ?= 2
 
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadgroup --durations=25
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --durations=25
 
 lint: $(BIN)/.installed
 	$(BIN)/snakemake --lint

@@ -23,16 +23,10 @@ TINY_GRID = ROOT / "tests" / "grids" / "tiny.yaml"
 TIERS = ("unit", "workflow", "bench")
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items):
     """Every test is in one tier (pyproject.toml's markers): unit unless marked workflow or bench, never both.
     A workflow test starts processes that plan and run the workflow, a bench test runs a benchmark: both are slow,
-    whatever their own time, so that `-m "not slow"` is the unit tier's quick run.
-
-    Under pytest-xdist (``make test``), a workflow or bench file's tests share one worker (``xdist_group``): they
-    share module fixtures (a finished run, a cluster) that each worker would otherwise build again. A file of long,
-    independent cases opts out with ``SPREAD_OVER_WORKERS = True``.
-    """
+    whatever their own time, so that `-m "not slow"` is the unit tier's quick run."""
     for item in items:
         tiers = [tier for tier in TIERS if item.get_closest_marker(tier)]
         if not tiers:
@@ -41,8 +35,6 @@ def pytest_collection_modifyitems(items):
             raise pytest.UsageError(f"{item.nodeid}: marked {' and '.join(tiers)}; a test is in one tier")
         if tiers and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
-        if tiers and not getattr(item.module, "SPREAD_OVER_WORKERS", False):
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 @pytest.fixture(scope="session")

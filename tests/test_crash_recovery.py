@@ -45,8 +45,6 @@ TARGETS = ["results/leaderboard.csv", "results/leaderboard.md", "results/metrics
 # Snakemake's lines that open and close a job
 JOB_EVENT = re.compile(r"^(?:(?:local)?rule (\S+):|Finished jobid: \d+ \(Rule: (\S+)\))$")
 CACHE = "results/cache/tiny-llama.sqlite"
-# 19 kill cases of about 45 s each, independent: spread over the pytest-xdist workers (each builds the reference once)
-SPREAD_OVER_WORKERS = True
 
 
 def make_workflow(dest: Path, generation_job: str = "template") -> Path:
@@ -260,13 +258,31 @@ POINTS = ["mid-generation", "generation-written", *[f"generation-line-{k}" for k
 # One generation job for both templates: killed inside it, and after it wrote the first template's files.
 TASK_JOB_POINTS = ["mid-generation", "generation-written"]
 CASES = [("template", name) for name in POINTS] + [("task", name) for name in TASK_JOB_POINTS]
+IDS = [f"{job}-{name}" for job, name in CASES]
+# Each case runs the workflow up to its kill and then resumes it: about a minute. pytest-xdist (make test,
+# --dist loadscope) gives a module's functions to one worker and each class to one: the cases are two classes, so
+# that both workers take a share (each builds the uninterrupted reference once).
+HALF = len(CASES) // 2
 
 
 @pytest.mark.workflow
-@pytest.mark.slow
-@pytest.mark.parametrize("generation_job, point_name", CASES, ids=[f"{job}-{name}" for job, name in CASES])
-def test_a_run_killed_anywhere_resumes_to_the_same_bytes(generation_job, point_name, uninterrupted, tmp_path):
-    # the uninterrupted run is the same bytes whatever a generation job covers (test_workflow_e2e.py)
+class TestFirstHalfOfTheKills:
+    @pytest.mark.parametrize("generation_job, point_name", CASES[:HALF], ids=IDS[:HALF])
+    def test_a_run_killed_here_resumes_to_the_same_bytes(self, generation_job, point_name, uninterrupted, tmp_path):
+        killed_and_resumed(generation_job, point_name, uninterrupted, tmp_path)
+
+
+@pytest.mark.workflow
+class TestSecondHalfOfTheKills:
+    @pytest.mark.parametrize("generation_job, point_name", CASES[HALF:], ids=IDS[HALF:])
+    def test_a_run_killed_here_resumes_to_the_same_bytes(self, generation_job, point_name, uninterrupted, tmp_path):
+        killed_and_resumed(generation_job, point_name, uninterrupted, tmp_path)
+
+
+def killed_and_resumed(generation_job, point_name, uninterrupted, tmp_path):
+    """Kill a run at the point, resume it, and compare with the uninterrupted run.
+
+    The uninterrupted run is the same bytes whatever a generation job covers (test_workflow_e2e.py)."""
     expected, events, total_requests = uninterrupted
     point = kill_points(events)[POINTS.index(point_name)]
     workdir = make_workflow(tmp_path / "killed", generation_job)
