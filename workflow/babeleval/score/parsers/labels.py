@@ -120,9 +120,14 @@ def _choose(segment: str, labels: Sequence[str], opening: bool) -> tuple[str | N
     named = _named(text, labels)
     names = list(dict.fromkeys(label for _, _, label in named))
     if opening and named and named[0][0] == 0:
-        if len(named) > 1 and named[1][2] != named[0][2] and _JOINED.fullmatch(text[named[0][1]:named[1][0]]):
-            return None, names  # "Sports and health": two labels, neither chosen
-        return named[0][2], names
+        first = named[0][2]
+        # the opening label's own words may be named more than once ("science", "technology" and
+        # "science/technology"): the next label is the first other one, after the opening's last word
+        opening_end = max(end for start, end, label in named if label == first and start < named[0][1])
+        following = next(((start, label) for start, _, label in named if label != first), None)
+        if following and following[0] >= opening_end and _JOINED.fullmatch(text[opening_end:following[0]]):
+            return None, names  # "Sports and health", "Science/Technology, Travel, ...": several labels, none chosen
+        return first, names
     return (names[0] if len(names) == 1 else None), names
 
 
@@ -133,6 +138,15 @@ def _marked(text: str) -> list[str]:
     places += [text[m.end():].split("\n", 1)[0] for m in _TOPIC_PHRASE.finditer(text)][::-1]
     places += [segment for where, segment in candidates if where in PHRASES or where == BOLD]
     return [place for place in places if place.strip()]
+
+
+def _every_label(names: Sequence[str], labels: Sequence[str]) -> bool:
+    """A place that names every topic of three or more, none chosen: the list of topics restated."""
+    return len(labels) >= 3 and set(names) >= set(labels)
+
+
+def _echo(listed: Sequence[str]) -> Parsed:
+    return failure(NO_ANSWER, f"lists the topics ({', '.join(listed)}) without choosing one", settled=True)
 
 
 @register("topic", "label")
@@ -154,14 +168,18 @@ def _topic(text: str, labels: Sequence[str]) -> Parsed:
         return failure(EMPTY)
     for place in _marked(text):
         chosen, names = _choose(place, labels, opening=True)
+        if _every_label(names, labels):  # before the opening label: a restated list opens with its first entry
+            return _echo(names)
         if chosen:
             return Parsed(chosen)
         if len(names) > 1:
             return failure(AMBIGUOUS, f"the answer names several topics ({', '.join(names)})")
     listed = _lists_labels(text, labels)
     if listed:
-        return failure(NO_ANSWER, f"lists the topics ({', '.join(listed)}) without choosing one", settled=True)
+        return _echo(listed)
     chosen, names = _choose(text, labels, opening=True)
+    if _every_label(names, labels):
+        return _echo(names)
     if chosen:
         return Parsed(chosen)
     if len(names) > 1:
