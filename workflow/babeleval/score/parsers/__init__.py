@@ -5,7 +5,8 @@ decides what it is given besides the response:
 
 - ``letter``: ``(response, n_choices)`` -> a choice letter ("A".."Z"); a parser registered with
   ``reads_labels`` also gets the template's ``choice_labels`` (A-D, 1-4, ক খ গ ঘ ...: it returns one of them) and
-  the options' texts (``options``, to read a line that restates one: "(B) Paris");
+  the options' texts (``options``, to read a line that restates one: "(B) Paris"); one registered with
+  ``reads_options`` gets only the options' texts (to tell a letter from another option's text beside it);
 - ``label``:  ``(response, labels)``    -> one of the labels (a topic name);
 - ``number``: ``(response)``            -> a canonical number string ("1234", "-0.5");
 - ``text``:   ``(response)``            -> the cleaned answer text (a span, a translation).
@@ -87,13 +88,14 @@ class Parser:
     uses_language: bool = False
     reads_cut: bool = False
     reads_labels: bool = False
+    reads_options: bool = False
 
 
 PARSERS: dict[str, Parser] = {}
 
 
-def register(name: str, kind: str, uses_language: bool = False, reads_cut: bool = False, reads_labels: bool = False
-             ) -> Callable[[Callable[..., Parsed]], Callable[..., Parsed]]:
+def register(name: str, kind: str, uses_language: bool = False, reads_cut: bool = False, reads_labels: bool = False,
+             reads_options: bool = False) -> Callable[[Callable[..., Parsed]], Callable[..., Parsed]]:
     """Register the decorated function as parser ``name``, reading answers of ``kind`` (one of ``KINDS``)."""
     if kind not in KINDS:
         raise ConfigError(f"parser '{name}' reads kind '{kind}' (known: {', '.join(KINDS)})")
@@ -103,7 +105,7 @@ def register(name: str, kind: str, uses_language: bool = False, reads_cut: bool 
 
     def decorate(func: Callable[..., Parsed]) -> Callable[..., Parsed]:
         doc = " ".join((func.__doc__ or "").strip().split("\n\n")[0].split())
-        PARSERS[name] = Parser(name, kind, func, doc, uses_language, reads_cut, reads_labels)
+        PARSERS[name] = Parser(name, kind, func, doc, uses_language, reads_cut, reads_labels, reads_options)
         extensions.added(f"parser {name}")
         return func
     return decorate
@@ -129,6 +131,8 @@ def parse(name: str, response: str | None, *, n_choices: int = 4, labels: Sequen
     if parser.reads_cut:
         extra["cut"] = finish_reason == "length"
     if parser.kind == "letter":
+        if parser.reads_options:
+            extra["options"] = options
         if parser.reads_labels:
             extra.update(choice_labels=choice_labels, options=options)
         elif choice_labels is not None and list(choice_labels) != list(LETTERS[:n_choices]):

@@ -14,7 +14,7 @@ from typing import Sequence
 
 from ...core.choices import LETTERS, normal_label
 from .. import answer_phrases
-from . import EMPTY, NO_ANSWER, Parsed, failure, register
+from . import AMBIGUOUS, EMPTY, NO_ANSWER, Parsed, failure, register
 from .structure import split_reply
 from .reply import (BOLD, EXPLICIT, MARKER_ONLY, NEXT_LINE, PHRASE_AFTER, WHOLE, Ambiguous, Reading, Refused,
                     clean_segment, read_reply, strip_decoration)
@@ -34,8 +34,8 @@ def _letter_at_start(text: str, letters: str) -> str | None:
 _ANSWER_PREFIX = re.compile(r"^(?:the\s+)?(?:correct\s+)?answer(?:\s+is\s*:?|\s*:)\s*", re.IGNORECASE)
 
 
-@register("belebele_instruct", "letter")
-def belebele_instruct(response: str, n_choices: int = 4) -> Parsed:
+@register("belebele_instruct", "letter", reads_options=True)
+def belebele_instruct(response: str, n_choices: int = 4, options: Sequence[str] | None = None) -> Parsed:
     """The Belebele authors' post-processing for chat models asked for a letter.
 
     It drops parentheses, so "(B)" reads as "B", and, when the answer does not
@@ -43,7 +43,8 @@ def belebele_instruct(response: str, n_choices: int = 4) -> Parsed:
     "The answer is " and "Answer: ", as the docs promise). Where the
     original fell back to the first character whatever it was, this takes a
     first character only when it is a choice letter standing alone ("B. text"),
-    and otherwise reports the failure instead of scoring it as wrong.
+    and otherwise reports the failure instead of scoring it as wrong. A letter
+    followed by another option's text ("C. <B's text>") is ambiguous, not C.
     """
     letters = LETTERS[:n_choices]
     text = response.replace("(", "").replace(")", "").strip()
@@ -55,7 +56,17 @@ def belebele_instruct(response: str, n_choices: int = 4) -> Parsed:
     letter = _letter_at_start(text, letters)
     if letter is None:
         return failure(NO_ANSWER, f"no choice letter ({', '.join(letters)}) at the start of the answer")
+    other = _other_options_text(text[1:].lstrip(" .:："), letter, letters, options)
+    if other:
+        return failure(AMBIGUOUS, f"names {letter} with option {other}'s text")
     return Parsed(letter)
+
+
+def _other_options_text(rest: str, letter: str, letters: str, options: Sequence[str] | None) -> str | None:
+    """The letter of another option whose text ``rest`` restates, where it does not restate ``letter``'s own."""
+    if not options or len(options) != len(letters) or _restates(rest, options[letters.index(letter)]):
+        return None
+    return next((other for other, text in zip(letters, options) if other != letter and _restates(rest, text)), None)
 
 
 @register("belebele_blog", "letter")
