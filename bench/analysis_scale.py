@@ -141,8 +141,8 @@ def step_io(root: Path, combos: list[tuple]) -> dict[str, dict]:
              for name, pattern in (("raw", paths.RAW), ("scores", paths.SCORES), ("outcomes", paths.OUTCOMES))}
     table = {name: str(root / paths.ANALYSIS.format(name=name)) for name in (
         "template_sensitivity", "rank_stability", "significance_templates", "significance_models", "parse_failures",
-        "parse_failure_reasons", "reasoning", "item_difficulty", "difficulty_buckets", "difficulty_patterns",
-        "crosslingual_gaps", "crosslingual_items")}
+        "parse_failure_reasons", "reasoning", "extractor_agreement", "item_difficulty", "difficulty_buckets",
+        "difficulty_patterns", "crosslingual_gaps", "crosslingual_items")}
     board = str(root / paths.LEADERBOARD_CSV)
     figures = [str(root / paths.PLOT.format(task=TASK, name=n)) for n in ("heatmap", "template_spread",
                                                                           "parse_failures")]
@@ -163,7 +163,7 @@ def step_io(root: Path, combos: list[tuple]) -> dict[str, dict]:
                                      "settings": settings}),
         "parse_failures": dict(input={"leaderboard": board},
                                output={"rates": table["parse_failures"], "reasons": table["parse_failure_reasons"],
-                                       "reasoning": table["reasoning"]},
+                                       "reasoning": table["reasoning"], "extractor": table["extractor_agreement"]},
                                params={"raw": files["raw"], "outcomes": files["outcomes"]}),
         "item_difficulty": dict(input={"leaderboard": board, "prepared": prepared},
                                 output={"per_item": table["item_difficulty"], "buckets": table["difficulty_buckets"],
@@ -187,10 +187,11 @@ def step_io(root: Path, combos: list[tuple]) -> dict[str, dict]:
             ("sensitivity", "template_sensitivity"), ("rank_stability", "rank_stability"),
             ("significance_templates", "significance_templates"), ("significance_models", "significance_models"),
             ("parse_failures", "parse_failures"), ("parse_failure_reasons", "parse_failure_reasons"),
-            ("reasoning", "reasoning"), ("difficulty_buckets", "difficulty_buckets"), ("difficulty_patterns", "difficulty_patterns"),
+            ("reasoning", "reasoning"), ("extractor_agreement", "extractor_agreement"),
+            ("difficulty_buckets", "difficulty_buckets"), ("difficulty_patterns", "difficulty_patterns"),
             ("crosslingual_gaps", "crosslingual_gaps"), ("crosslingual_items", "crosslingual_items"))},
             "leaderboard": board, "plots": figures, "variation": [], "omitted": str(root / paths.PLAN_OMITTED)},
-            output=[str(root / paths.REPORT)], params={"settings": settings}),
+            output=[str(root / paths.REPORT)], params={"settings": settings, "usage": [], "prices": {}}),
     }
 
 

@@ -37,7 +37,7 @@ NOT_RUN = {
     "git clone <repo>": "a placeholder for a repository's address",
     "python -m babeleval search": "a model evaluation of minutes: tests/test_variants_search.py runs the command",
     "python bench/": "a benchmark of minutes: bench/run_all.sh",
-    ".venv/bin/python -m pytest": "the test suite itself, which a copy of the workflow does not hold: CI runs it",
+    "python -m pytest": "the test suite itself, which a copy of the workflow does not hold: CI runs it",
     "dvc exp apply": "needs the experiment a run of minutes makes",
     "snakemake --cores 2 --allowed-rules": "needs raw outputs and scores of the whole grid, made elsewhere",
     "python -m babeleval parse --params params.yaml --parser last_letter": "needs the parser the page adds first",

@@ -23,4 +23,7 @@ def print_run_summary(succeeded, snakemake_log, targets=()):
                              omitted=sum(len(GRID.tasks[o.task].languages) for o in GRID.omitted))
     stale = [f for f in targets if not Path(f).exists() or Path(f).stat().st_mtime < RUN_STARTED]
     text[1:1] = run_summary.stale_lines(stale)
-    print("\n".join(text), file=sys.stderr)
+    # one write, its newline included: the logger plugin writes job lines to the same stream from its own thread,
+    # and a print's separate newline let one land mid-line
+    sys.stderr.write("\n".join(text) + "\n")
+    sys.stderr.flush()

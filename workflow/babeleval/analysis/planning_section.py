@@ -49,18 +49,19 @@ def _level(group: pd.DataFrame) -> float:
 
 
 def usage_totals(usage_files: Iterable[str | Path]) -> dict[str, dict[str, int]]:
-    """Per model (the first folder under results/usage/): requests, and tokens of all requests and paid this run."""
+    """Per model (the first folder under results/usage/): requests and the tokens of all of them.
+
+    What the study costs, the same whatever the cache held: what one run paid (cache hits, tokens computed) is
+    the run summary's, and would make the report differ between a run and its resume."""
     out: dict[str, dict[str, int]] = {}
     for path in usage_files:
         path = Path(path)
         usage = json.loads(path.read_text(encoding="utf-8"))
         model = path.parent.parent.name
-        total = out.setdefault(model, {"requests": 0, "cache_hits": 0, "in": 0, "out": 0, "paid_in": 0, "paid_out": 0})
+        total = out.setdefault(model, {"requests": 0, "in": 0, "out": 0})
         total["requests"] += int(usage.get("requests", 0))
-        total["cache_hits"] += int(usage.get("cache_hits", 0))
         for key, source in (("in", "prompt"), ("out", "completion")):
             total[key] += int((usage.get("tokens_all_requests") or {}).get(source, 0))
-            total["paid_" + key] += int((usage.get("tokens_computed") or {}).get(source, 0))
     return out
 
 
@@ -70,11 +71,8 @@ def cost_rows(totals: Mapping[str, Mapping[str, int]], prices: Mapping[str, Mapp
     for model, t in sorted(totals.items()):
         price = prices.get(model)
         cost = None if not price else (t["in"] * price["prompt"] + t["out"] * price["completion"]) / 1e6
-        paid = None if not price else (t["paid_in"] * price["prompt"] + t["paid_out"] * price["completion"]) / 1e6
-        rows.append({"model": model, "requests": f"{t['requests']:,}", "from the cache": f"{t['cache_hits']:,}",
-                     "tokens in": f"{t['in']:,}", "tokens out": f"{t['out']:,}",
-                     "paid this run (in / out)": f"{t['paid_in']:,} / {t['paid_out']:,}",
-                     "cost (all requests / this run)": "– (no prices)" if cost is None else f"{cost:.4g} / {paid:.4g}"})
+        rows.append({"model": model, "requests": f"{t['requests']:,}", "tokens in": f"{t['in']:,}",
+                     "tokens out": f"{t['out']:,}", "cost": "– (no prices)" if cost is None else f"{cost:.4g}"})
     return pd.DataFrame(rows)
 
 
@@ -91,8 +89,8 @@ def section(significance: Iterable[pd.DataFrame], usage_files: Iterable[str | Pa
              "them). <code>python -m babeleval plan</code> gives these numbers before a run.</p>",
              table_html(power, "planning-power") if not power.empty else
              "<p>No paired test: the grid has no two templates of a model, nor two models on a template.</p>",
-             "<p>Tokens and cost per model (its usage files; cost from its <code>prices</code>, per million "
-             "tokens).</p>",
+             "<p>Requests, tokens and cost per model: the whole study's, whatever the cache held (its usage files; "
+             "cost from its <code>prices</code>, per million tokens). What one run paid is in its run summary.</p>",
              table_html(cost, "planning-cost") if not cost.empty else
              "<p>No usage file: these outputs were analysed without the generation jobs that made them.</p>"]
     return Markup("\n".join(str(part) if isinstance(part, Markup) else part for part in parts))
