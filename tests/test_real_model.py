@@ -7,6 +7,7 @@ The model is converted once a session (``smollm2_dir`` in conftest.py) the way t
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 import pytest
@@ -87,4 +88,9 @@ def test_the_workflow_runs_it_and_its_generated_answers_parse(tmp_path, smollm2_
     scores = json.loads((workdir / "results/scores/smol/belebele/eng_Latn/instruct.json").read_text())
     raw = read_jsonl(workdir / "results/raw/smol/belebele/eng_Latn/instruct.jsonl")
     assert len(raw) == 8 and not any("<|im" in r["response"] for r in raw)
-    assert scores["parse_failures"] <= 2, [r["response"] for r in raw]
+    # a 135M model often writes one option's letter with another option's text ("(C) <B's text>"): that reply is
+    # named ambiguous, never read as either letter; every other reply is read
+    unread = [r for r in raw if not r["parsed"]]
+    assert all(re.fullmatch(r"ambiguous: names [A-D] with option [A-D]'s text", r["parse_error"]) for r in unread), \
+        [(r["response"], r["parse_error"]) for r in unread]
+    assert scores["parse_failures"] == len(unread) <= 3, [r["response"] for r in raw]
