@@ -89,8 +89,8 @@ def witness(cases: list[Case], case_id: str, source: Path, tmp_path: Path) -> st
     case = next(c for c in cases if c.id == case_id)
     workdir = fresh_copy(source, tmp_path)
     case.breaks(workdir)
-    plan_broken(workdir, case)
-    _, error = _planned_error(workdir, case)
+    printed, error = _planned_error(workdir, case)
+    _check_seen(case, f"{printed}{type(error).__name__}: {error}")
     seen = run_broken(workdir, case)
     for line in filter(None, (line.strip() for line in str(error).splitlines())):
         assert line in seen, f"{case.id}: Snakemake did not print the planned message's {line!r}:\n{seen[-3000:]}"

@@ -32,11 +32,10 @@ RESOURCE_TABLE = "workflow/resources.yaml"
 
 @dataclass(frozen=True)
 class Planned:
-    """A planned run: the grid; the items of each local (task, language) where the data was read (the planning
-    process only), what one generation job covers, the resource table, and the lines the planner prints."""
+    """A planned run: the grid, what one generation job covers, the resource table, and the lines the planner
+    prints (the planning process only)."""
 
     grid: Grid
-    items: Mapping[tuple[str, str], int] | None
     granularity: str
     resource_table: dict[str, Any]
     lines: list[str]
@@ -66,7 +65,7 @@ def start(params: Any, *, resources: str | Path, main_process: bool = True, sour
             generation_request(grid, table, params, model, task, max_cores=max_cores, max_mem_mb=max_mem_mb)
     granularity = resource_table.generation_job(table)
     lines = plan_lines(grid, items or {}, granularity) if main_process else []
-    return Planned(grid, items, granularity, table, lines)
+    return Planned(grid, granularity, table, lines)
 
 
 def start_in(root: str | Path, environ: Mapping[str, str] | None = None) -> Planned:
