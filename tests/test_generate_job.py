@@ -102,3 +102,35 @@ def test_cache_off_recomputes(job):
     run(cache_path=None)
     assert run(cache_path=None)["computed"] == 8
     assert len(loads) == 2
+
+
+def test_a_slow_load_and_a_slow_chunk_say_they_are_alive(job, monkeypatch, caplog):
+    """The console is never silent for long: a model load or one backend call over a chunk that runs past the
+    heartbeat interval logs that it is still running (every 20 s in a job; 50 ms here)."""
+    import time
+
+    from babeleval.core import progress
+
+    run, _, _ = job
+    monkeypatch.setattr(progress, "HEARTBEAT_SECONDS", 0.05)
+
+    def slow_loader(config, path):
+        time.sleep(0.2)
+        backend = load_backend(config, path)
+        answer = backend.loglikelihood
+
+        def slow(requests):
+            time.sleep(0.2)
+            return answer(requests)
+
+        backend.loglikelihood = slow
+        return backend
+
+    with caplog.at_level("INFO", logger="babeleval"):
+        run(backend_loader=slow_loader)
+    said = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("loading ") and ": still running, elapsed 0:00" in m for m in said), said
+    assert any(m.startswith("computing requests 1-2 of 8: still running") for m in said), said
+    beats = len([m for m in said if "still running" in m])
+    time.sleep(0.2)
+    assert len([r for r in caplog.records if "still running" in r.getMessage()]) == beats  # none after its step

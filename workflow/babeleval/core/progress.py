@@ -9,8 +9,10 @@ caller reports where its work becomes durable (a committed chunk), so a line nev
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 
 def clock_text(seconds: float) -> str:
@@ -65,3 +67,30 @@ class Progress:
         if done >= self.total or now - self.last_report >= every_seconds:
             self.last_report = now
             self.report(done)
+
+
+# A step with no count to report (a model load, one backend call over a chunk) says it is alive this often, so that
+# the console is never silent for 30 s: with a real model a chunk of 64 generations ran for minutes.
+HEARTBEAT_SECONDS = 20.0
+
+
+@contextmanager
+def heartbeat(what: str, log: logging.Logger | None = None, every: float | None = None) -> Iterator[None]:
+    """Log ``<what>: still running, elapsed 0:40`` every ``every`` seconds (``HEARTBEAT_SECONDS``) while the block
+    runs, from a daemon thread."""
+    log = log or logging.getLogger("babeleval")
+    every = every or HEARTBEAT_SECONDS
+    done = threading.Event()
+    started = time.monotonic()
+
+    def beat() -> None:
+        while not done.wait(every):
+            log.info("%s: still running, elapsed %s", what, clock_text(time.monotonic() - started))
+
+    thread = threading.Thread(target=beat, name="heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()

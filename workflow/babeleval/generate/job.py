@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 from ..core import cpu_threads
 from ..core.errors import ConfigError
 from ..core.jsonl import read_jsonl, write_json, write_jsonl
-from ..core.progress import Progress
+from ..core.progress import Progress, heartbeat
 from ..prompts.answer_slot import AnswerSlot
 from ..prompts.protocols import ENCODINGS, JOINT
 from ..prompts.render import PROMPT_TEXT as REQUEST_PROMPT_TEXT
@@ -262,7 +262,8 @@ def _spending(config: ModelConfig, backend: Backend, spend_file: str | None, mod
 def _load_timed(backend_loader: Callable[[ModelConfig, str], Backend], config: ModelConfig,
                 model_path: str) -> Backend:
     started = time.perf_counter()
-    backend = backend_loader(config, model_path)
+    with heartbeat(f"loading {model_path}", log):
+        backend = backend_loader(config, model_path)
     log.info("model loaded in %.1f s", time.perf_counter() - started)
     return backend
 
@@ -315,19 +316,21 @@ def _compute_missing(backend: Backend, mode: str, settings: dict[str, Any], miss
     if streaming:
         committer = _Committer(cache, flush_every, flush_seconds)
         try:
-            for done, (index, record) in enumerate(_stream(backend, mode, settings, [r for _, r in todo]), 1):
-                if template_sha:
-                    record["chat_template_sha256"] = template_sha
-                computed[todo[index][0]] = record
-                committer.add(todo[index][0], record)
-                if done % max(1, chunk_size) == 0:
-                    progress.report(done)
+            with heartbeat(f"computing {len(todo)} requests", log):
+                for done, (index, record) in enumerate(_stream(backend, mode, settings, [r for _, r in todo]), 1):
+                    if template_sha:
+                        record["chat_template_sha256"] = template_sha
+                    computed[todo[index][0]] = record
+                    committer.add(todo[index][0], record)
+                    if done % max(1, chunk_size) == 0:
+                        progress.report(done)
         finally:  # whatever finished before an error or interruption stays in the cache
             committer.flush()
         return
     for start in range(0, len(todo), chunk_size):
         chunk = todo[start:start + chunk_size]
-        results = _compute(backend, mode, settings, [r for _, r in chunk])
+        with heartbeat(f"computing requests {start + 1}-{start + len(chunk)} of {len(todo)}", log):
+            results = _compute(backend, mode, settings, [r for _, r in chunk])
         batch = {key: result for (key, _), result in zip(chunk, results)}
         if template_sha:
             for record in batch.values():
