@@ -233,3 +233,16 @@ def test_the_first_screen_answers_per_task_before_anything_else(analysed, tmp_pa
                  (analysed / "results/report.html").resolve().as_uri(), profile=tmp_path / "profile")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     print(f"screenshot: {shot}")
+
+
+def test_a_significance_tables_scores_intervals_and_mde_are_shown_on_the_metrics_scale():
+    """Every column on the metric's scale (significance.SCORES) is shown as readers read it: accuracy in percent."""
+    import pandas as pd
+
+    from babeleval.analysis.report import on_display_scale
+    from babeleval.analysis.significance import SCORES
+
+    row = {column: 0.061 for column in SCORES}
+    shown = on_display_scale(pd.DataFrame([{"metric": "acc", **row}]), "significance_templates")
+    assert shown.loc[0, "scale"] == "percent"
+    assert all(shown.loc[0, column] == pytest.approx(6.1) for column in SCORES), shown.iloc[0].to_dict()

@@ -225,8 +225,8 @@ def first_difference(expected: bytes, got: bytes, name: str) -> str:
 
 # A log-likelihood the resume computed again: its float32 sum may come out an ulp apart from the uninterrupted
 # run's. In CI, a from-scratch recomputation gave 2 of 576 choices one float32 ulp apart (-7.798345089 against
-# -7.798345566), 3 times over about 60 cases; here 100 recomputations, in-process and in fresh processes, at 1 and 2
-# threads and under load, were bitwise alike. Everything else is held to the byte, and so are the scores' numbers.
+# -7.798345566), 3 times over about 60 cases; here 93 recomputations (40 in one process under load, 33 in fresh
+# processes at 1 and 2 threads, 20 whole runs two at a time) were bitwise alike. Everything else is held to the byte, and so are the scores' numbers.
 RECOMPUTED = ("results/generations/", "results/raw/")
 LOGLIKELIHOOD_ULPS = 1e-6  # relative: a float32 ulp is 1.2e-7, a choice's sum a few of them
 

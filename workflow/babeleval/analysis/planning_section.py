@@ -2,7 +2,7 @@
 
 - **Power**: per family of paired tests (one comparison kind, task and metric: the Holm family), the tests, the
   level each cleared (alpha / tests, Holm's strictest step), the spread of the minimum detectable differences at
-  80% power (``significance`` rows' ``mde``: the discordance each test's items showed) and how many differences
+  80% power (``significance`` rows' ``mde``: ``power.made_test_mde``) and how many differences
   were not significant while smaller than their MDE: those the design could not have found.
 - **Cost**: per model, the requests, the tokens of all its requests and of those this run paid for (the usage
   files, as the run summary reads them) and, with ``prices`` in its entry (per million tokens), their cost.
@@ -36,7 +36,7 @@ def power_rows(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
             rows.append({
                 "comparison": comparison, "task": task, "metric": metric, "tests": len(group),
                 "alpha per test": f"{_level(group):.2g}",
-                "MDE, points (min / median / max)": "none: too few items, or no discordant item" if mde.empty else
+                "MDE, points (min / median / max)": "none: too few items, no discordant item or no spread" if mde.empty else
                 f"{mde.min():.1f} / {float(np.median(mde)):.1f} / {mde.max():.1f}",
                 "not significant, below their MDE": f"{len(hidden)} of {int((~group['significant'].astype(bool)).sum())}",
             })
@@ -83,8 +83,9 @@ def section(significance: Iterable[pd.DataFrame], usage_files: Iterable[str | Pa
     power = power_rows(frames)
     cost = cost_rows(usage_totals(usage_files), prices)
     parts = ['<h2 id="planning">Planning: what this study could and could not show</h2>',
-             "<p>Per family of paired tests (Holm-Bonferroni over the family): the minimum difference each exact McNemar "
-             "test could detect with 80% power at its level and the discordance its items showed, and how many "
+             "<p>Per family of paired tests (Holm-Bonferroni over the family): the minimum difference each test "
+             "could detect with 80% power at its level (an exact McNemar test at the discordance its items showed, a "
+             "paired bootstrap test from its resampled difference's standard error), and how many "
              "differences were not significant while smaller than their MDE (a design that could not have found "
              "them). <code>python -m babeleval plan</code> gives these numbers before a run.</p>",
              table_html(power, "planning-power") if not power.empty else

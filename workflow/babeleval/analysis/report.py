@@ -111,8 +111,8 @@ def corrections_html(frame: pd.DataFrame) -> Markup:
 
 
 # per table: the score columns shown on a metric's display scale, and the metric (None: the row's ``metric`` column)
-SCALED = {"significance_templates": (("score_a", "score_b", "diff", "diff_low", "diff_high"), None),
-          "significance_models": (("score_a", "score_b", "diff", "diff_low", "diff_high"), None),
+SCALED = {"significance_templates": (significance.SCORES, None),
+          "significance_models": (significance.SCORES, None),
           "crosslingual_gaps": (("pivot_acc", "language_acc"), ACCURACY)}
 # per table: columns holding a share of items, shown in percent
 SHARES = {"difficulty_buckets": ("share",), "difficulty_patterns": ("share",),

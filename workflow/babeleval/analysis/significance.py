@@ -16,10 +16,11 @@ The test follows the metric (its resampling, ``babeleval.score.metrics``):
   p = (c + 1) / (B + 1)).
 
 Each row also holds ``diff_low`` / ``diff_high``: the percentile interval of a - b, resampling the shared items
-(the same draws for both sides), so a reader sees the size a difference may have, and whether it holds 0; and, for
-an exact McNemar test, ``mde``: the smallest difference the test could find with 80% power at its Holm level, at
-the discordance its items showed (``babeleval.analysis.power``), so a difference that is not significant says
-what the design could not have found.
+(the same draws for both sides), so a reader sees the size a difference may have, and whether it holds 0, with
+``diff_se``, the resampled difference's standard error; and ``mde``: the smallest difference the test could find
+with 80% power at its Holm level (``babeleval.analysis.power``): for an exact McNemar test at the discordance its
+items showed, for a paired bootstrap test from ``diff_se``. A difference that is not significant says what the
+design could not have found.
 
 p-values are corrected with **Holm-Bonferroni** within a family: all tests of
 one comparison kind for one task and one metric. Each row says which family it
@@ -39,16 +40,16 @@ from scipy import stats
 from ..core.progress import Progress
 from ..score.metrics import ACCURACY, get_metric
 from .bootstrap import ItemData, item_data, percentile_interval
-from .power import observed_mde
+from .power import made_test_mde
 from ..core.paths import Combo
 from .records import metric_options
 from .settings import DEFAULT_SETTINGS
 
 COLUMNS = ["comparison", "task", "language", "fixed", "a", "b", "metric", "n_items", "score_a", "score_b", "diff",
-           "diff_low", "diff_high", "test", "a_only", "b_only", "p_value", "p_holm", "significant", "family_size", "correction", "mde"]
+           "diff_low", "diff_high", "diff_se", "test", "a_only", "b_only", "p_value", "p_holm", "significant", "family_size", "correction", "mde"]
 CORRECTION = "Holm-Bonferroni"
 # the columns on the metric's scale: computed on it, written on the scale readers see (``records.on_reader_scale``)
-SCORES = ("score_a", "score_b", "diff", "diff_low", "diff_high", "mde")
+SCORES = ("score_a", "score_b", "diff", "diff_low", "diff_high", "diff_se", "mde")
 
 
 def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int, float]:
@@ -79,11 +80,11 @@ def paired_bootstrap(a: ItemData, b: ItemData, *, seed: int, n_samples: int = DE
     return (count + 1) / (n_samples + 1)
 
 
-def difference_interval(a: ItemData, b: ItemData, *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples,
-                        confidence: float = DEFAULT_SETTINGS.confidence) -> tuple[float, float]:
-    """Percentile interval of a's score minus b's over the same resamples of their shared items."""
-    return percentile_interval(a.resampled_scores(n_samples, seed) - b.resampled_scores(n_samples, seed),
-                               confidence)
+def resampled_difference(a: ItemData, b: ItemData, *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples
+                         ) -> np.ndarray:
+    """a's score minus b's over the same resamples of their shared items."""
+    return a.resampled_scores(n_samples, seed) - b.resampled_scores(n_samples, seed)
+
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:
@@ -125,8 +126,9 @@ def compare_data(data_a: ItemData | None, data_b: ItemData | None, metric: str, 
     row: dict[str, Any] = {"metric": metric, "n_items": len(common), "score_a": data_a.score(),
                            "score_b": data_b.score()}
     row["diff"] = row["score_a"] - row["score_b"]
-    row["diff_low"], row["diff_high"] = difference_interval(data_a, data_b, seed=seed, n_samples=n_samples,
-                                                            confidence=confidence)
+    differences = resampled_difference(data_a, data_b, seed=seed, n_samples=n_samples)
+    row["diff_low"], row["diff_high"] = percentile_interval(differences, confidence)
+    row["diff_se"] = float(np.std(differences, ddof=1)) if len(differences) > 1 else float("nan")
     if data_a.outcome and data_b.outcome:
         a_only, b_only, p = mcnemar_exact(data_a.values == 1, data_b.values == 1)
         row.update(test="exact McNemar", a_only=a_only, b_only=b_only, p_value=p)
@@ -213,11 +215,9 @@ def _group_rows(key: tuple, members: dict[str, Combo], data: _ItemDataOf, scores
 
 
 def _mde(row: Any, alpha: float) -> float:
-    """The smallest difference an exact McNemar test of the row could find with 80% power at its Holm level, at the
-    discordance its items showed (``power.observed_mde``); NaN for a bootstrap test or no discordant item."""
-    if row.a_only is None or pd.isna(row.a_only):
-        return float("nan")
-    found = observed_mde(int(row.n_items), int(row.a_only), int(row.b_only), alpha, int(row.family_size))
+    """The smallest difference the row's test could find with 80% power at its Holm level (``power.made_test_mde``);
+    NaN where the items show no discordance or the resamples no spread."""
+    found = made_test_mde(int(row.n_items), row.a_only, row.b_only, row.diff_se, alpha, int(row.family_size))
     return float("nan") if found is None else found
 
 

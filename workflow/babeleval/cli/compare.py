@@ -32,12 +32,12 @@ from ..core import paths
 from ..core.errors import BabelevalError
 from ..core.paths import Combo, combo_from_path
 from ..grid import run_lock
-from ..analysis.bootstrap import item_data
+from ..analysis.bootstrap import item_data, percentile_interval
 from ..analysis.records import metric_options, slim
-from ..analysis.power import observed_mde
+from ..analysis.power import made_test_mde
 from ..analysis.settings import DEFAULT_SETTINGS
 from ..analysis.significance import compare as paired_test
-from ..analysis.significance import difference_interval, holm
+from ..analysis.significance import holm, resampled_difference
 from ..score.metrics import ACCURACY, get_metric, headline_metric
 
 WORKSPACE = "workspace"
@@ -113,16 +113,18 @@ def load_side(side: Side) -> tuple[dict[Combo, list[dict[str, Any]]], dict[Combo
 
 
 def delta_interval(records_a, records_b, metric: str, *, seed: int, n_samples: int, confidence: float,
-                   options: dict[str, Any] | None = None) -> tuple[float, float]:
-    """Percentile interval of score_b - score_a, resampling the items both sides answered (the same draws)."""
+                   options: dict[str, Any] | None = None) -> tuple[float, float, float]:
+    """Percentile interval of score_b - score_a, resampling the items both sides answered (the same draws), and
+    the resampled difference's standard error."""
     a, b = item_data(metric, records_a, options), item_data(metric, records_b, options)
     if a is None or b is None:
-        return float("nan"), float("nan")
+        return float("nan"), float("nan"), float("nan")
     common = sorted(set(a.ids) & set(b.ids))
     if not common:
-        return float("nan"), float("nan")
-    return difference_interval(b.subset(common), a.subset(common), seed=seed, n_samples=n_samples,
-                               confidence=confidence)
+        return float("nan"), float("nan"), float("nan")
+    differences = resampled_difference(b.subset(common), a.subset(common), seed=seed, n_samples=n_samples)
+    low, high = percentile_interval(differences, confidence)
+    return low, high, float(np.std(differences, ddof=1)) if len(differences) > 1 else float("nan")
 
 
 def parse_failure(records: list[dict[str, Any]]) -> float | None:
@@ -152,8 +154,8 @@ def compare_sides(a: tuple[dict, dict], b: tuple[dict, dict], *, seed: int = DEF
         test = paired_test(raw_a[combo], raw_b[combo], metric, seed=seed, n_samples=n_samples, options=options)
         if test is None:
             continue
-        low, high = delta_interval(raw_a[combo], raw_b[combo], metric, seed=seed, n_samples=n_samples,
-                                   confidence=confidence, options=options)
+        low, high, se = delta_interval(raw_a[combo], raw_b[combo], metric, seed=seed, n_samples=n_samples,
+                                       confidence=confidence, options=options)
         pf_a, pf_b = parse_failure(raw_a[combo]), parse_failure(raw_b[combo])
         shown = get_metric(metric).shown
         rows.append({**combo._asdict(), "metric": metric, "n_items": test["n_items"],
@@ -162,8 +164,8 @@ def compare_sides(a: tuple[dict, dict], b: tuple[dict, dict], *, seed: int = DEF
                      "delta_low": shown(low), "delta_high": shown(high),
                      "pf_a": None if pf_a is None else 100.0 * pf_a, "pf_b": None if pf_b is None else 100.0 * pf_b,
                      "test": test["test"], "p_value": test["p_value"], "a_only": test["a_only"],
-                     "b_only": test["b_only"]})
-    frame = pd.DataFrame(rows, columns=[*COLUMNS, "a_only", "b_only"])
+                     "b_only": test["b_only"], "delta_se": se})
+    frame = pd.DataFrame(rows, columns=[*COLUMNS, "a_only", "b_only", "delta_se"])
     if frame.empty:
         return frame[COLUMNS]
     # a combination whose outputs did not change (another template's edit) is no test: Holm counts the others
@@ -179,11 +181,9 @@ def compare_sides(a: tuple[dict, dict], b: tuple[dict, dict], *, seed: int = DEF
 
 
 def _mde(row: pd.Series, alpha: float, family_size: int) -> float:
-    """The smallest difference the row's exact McNemar test could find with 80% power at its Holm level, at the
-    discordance its items showed, on the shown scale (``power.observed_mde``); NaN for a bootstrap test."""
-    if row["a_only"] is None or pd.isna(row["a_only"]):
-        return float("nan")
-    found = observed_mde(int(row["n_items"]), int(row["a_only"]), int(row["b_only"]), alpha, family_size)
+    """The smallest difference the row's test could find with 80% power at its Holm level, on the shown scale
+    (``power.made_test_mde``: an exact McNemar test's or a paired bootstrap's); NaN where it cannot be said."""
+    found = made_test_mde(int(row["n_items"]), row["a_only"], row["b_only"], row["delta_se"], alpha, family_size)
     return float("nan") if found is None else get_metric(row["metric"]).shown(found)
 
 
