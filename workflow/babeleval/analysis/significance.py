@@ -86,6 +86,11 @@ def resampled_difference(a: ItemData, b: ItemData, *, seed: int, n_samples: int 
     return a.resampled_scores(n_samples, seed) - b.resampled_scores(n_samples, seed)
 
 
+def difference_summary(differences: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """The percentile interval of resampled differences and their standard error (NaN from fewer than two)."""
+    low, high = percentile_interval(differences, confidence)
+    return low, high, float(np.std(differences, ddof=1)) if len(differences) > 1 else float("nan")
+
 
 def holm(p_values: Sequence[float]) -> np.ndarray:
     """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1)."""
@@ -126,9 +131,8 @@ def compare_data(data_a: ItemData | None, data_b: ItemData | None, metric: str, 
     row: dict[str, Any] = {"metric": metric, "n_items": len(common), "score_a": data_a.score(),
                            "score_b": data_b.score()}
     row["diff"] = row["score_a"] - row["score_b"]
-    differences = resampled_difference(data_a, data_b, seed=seed, n_samples=n_samples)
-    row["diff_low"], row["diff_high"] = percentile_interval(differences, confidence)
-    row["diff_se"] = float(np.std(differences, ddof=1)) if len(differences) > 1 else float("nan")
+    row["diff_low"], row["diff_high"], row["diff_se"] = difference_summary(
+        resampled_difference(data_a, data_b, seed=seed, n_samples=n_samples), confidence)
     if data_a.outcome and data_b.outcome:
         a_only, b_only, p = mcnemar_exact(data_a.values == 1, data_b.values == 1)
         row.update(test="exact McNemar", a_only=a_only, b_only=b_only, p_value=p)

@@ -32,12 +32,12 @@ from ..core import paths
 from ..core.errors import BabelevalError
 from ..core.paths import Combo, combo_from_path
 from ..grid import run_lock
-from ..analysis.bootstrap import item_data, percentile_interval
+from ..analysis.bootstrap import item_data
 from ..analysis.records import metric_options, slim
 from ..analysis.power import made_test_mde
 from ..analysis.settings import DEFAULT_SETTINGS
 from ..analysis.significance import compare as paired_test
-from ..analysis.significance import holm, resampled_difference
+from ..analysis.significance import difference_summary, holm, resampled_difference
 from ..score.metrics import ACCURACY, get_metric, headline_metric
 
 WORKSPACE = "workspace"
@@ -122,9 +122,8 @@ def delta_interval(records_a, records_b, metric: str, *, seed: int, n_samples: i
     common = sorted(set(a.ids) & set(b.ids))
     if not common:
         return float("nan"), float("nan"), float("nan")
-    differences = resampled_difference(b.subset(common), a.subset(common), seed=seed, n_samples=n_samples)
-    low, high = percentile_interval(differences, confidence)
-    return low, high, float(np.std(differences, ddof=1)) if len(differences) > 1 else float("nan")
+    return difference_summary(resampled_difference(b.subset(common), a.subset(common), seed=seed,
+                                                    n_samples=n_samples), confidence)
 
 
 def parse_failure(records: list[dict[str, Any]]) -> float | None:

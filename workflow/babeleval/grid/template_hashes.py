@@ -49,8 +49,7 @@ def edited_first(hashes: dict[str, dict[str, str]], committed: dict[str, dict[st
 
     ordered = {task: dict(sorted(names.items(), key=lambda kv: (not edited(task, kv[0]), kv[0])))
                for task, names in hashes.items()}
-    if not committed:
-        return ordered
+    # with no baseline every template counts as edited: the order stays alphabetical
     return dict(sorted(ordered.items(), key=lambda kv: (not any(edited(kv[0], n) for n in kv[1]), kv[0])))
 
 
