@@ -7,7 +7,7 @@ from babeleval.analysis import findings
 
 COLUMNS = ["model", "task", "language", "template", "metric", "value", "n"]
 SIG = ["comparison", "task", "language", "fixed", "a", "b", "metric", "n_items", "score_a", "score_b", "diff",
-       "diff_low", "diff_high", "test", "p_value", "p_holm", "significant"]
+       "diff_low", "diff_high", "test", "p_value", "adj_low", "adj_high", "p_holm", "significant", "family_size"]
 
 
 def board(rows):
@@ -21,10 +21,11 @@ def test_a_gap_made_by_unparsable_answers_is_called_parsing():
                 ("m", "belebele", "yor_Latn", "chat", "acc_parsed", 0.8, 20),
                 ("m", "belebele", "yor_Latn", "paper", "acc", 0.7, 50)])
     sig = pd.DataFrame([("template vs template", "belebele", "yor_Latn", "m", "chat", "paper", "acc", 50, 0.32, 0.7,
-                         -0.38, -0.52, -0.24, "exact McNemar", 0.0001, 0.0002, True)], columns=SIG)
+                         -0.38, -0.5, -0.26, "exact McNemar", 0.0001, -0.52, -0.24, 0.0002, True, 2)], columns=SIG)
     [line] = [s for s in findings.per_task(lb, sig, pd.DataFrame(columns=SIG))["belebele"] if "template effect" in s]
-    assert ("template chat 32.0 vs paper 70.0 (-38.0 points; unadjusted interval [-52.0, -24.0] points, unadjusted "
-            "p = 0.0001, 50 paired items), significant under the paired test (exact McNemar, Holm-adjusted p = 0.0002") in line
+    # the interval beside the Holm-adjusted p-value is adjusted like it
+    assert ("template chat 32.0 vs paper 70.0 (-38.0 points; interval [-52.0, -24.0] points adjusted over 2 tests, "
+            "50 paired items), significant under the paired test (exact McNemar, Holm-adjusted p = 0.0002") in line
     assert "Parse failures: chat 60.0%, paper 0.0%; over parsed items chat 80.0%, paper 70.0%" in line
     assert line.endswith("mostly a difference in parsing (format), not in answering.")
 
@@ -51,8 +52,26 @@ def test_a_difference_whose_interval_holds_zero_is_not_attributed():
                 ("m", "belebele", "yor_Latn", "chat", "parse_failure_rate", 1.0, 24),
                 ("m", "belebele", "yor_Latn", "paper", "acc", 0.0, 24)])
     sig = pd.DataFrame([("template vs template", "belebele", "yor_Latn", "m", "chat", "paper", "acc", 24, 0.0, 0.0,
-                         0.0, 0.0, 0.0, "exact McNemar", 1.0, 1.0, False)], columns=SIG)
+                         0.0, 0.0, 0.0, "exact McNemar", 1.0, 0.0, 0.0, 1.0, False, 1)], columns=SIG)
     [line] = [s for s in findings.per_task(lb, sig, pd.DataFrame(columns=SIG))["belebele"] if "template effect" in s]
-    assert line.endswith("chat 0.0 vs paper 0.0: no detectable difference (unadjusted interval [+0.0, +0.0] points, "
-                         "unadjusted p = 1, 24 paired items; exact McNemar, Holm-adjusted p = 1).")
+    assert line.endswith("chat 0.0 vs paper 0.0: no detectable difference (interval [+0.0, +0.0] points adjusted over "
+                         "1 test, 24 paired items; exact McNemar, Holm-adjusted p = 1).")
     assert "parsing" not in line and "answering" not in line
+
+
+def test_a_test_and_its_adjusted_interval_that_disagree_say_so():
+    lb = board([("m", "belebele", "yor_Latn", "chat", "acc", 0.5, 40), ("m", "belebele", "yor_Latn", "paper", "acc", 0.6, 40)])
+
+    def line(p_holm, adjusted, significant):
+        sig = pd.DataFrame([("template vs template", "belebele", "yor_Latn", "m", "chat", "paper", "acc", 40, 0.5, 0.6,
+                             -0.1, -0.2, -0.01, "exact McNemar", 0.01, *adjusted, p_holm, significant, 3)], columns=SIG)
+        [found] = [s for s in findings.per_task(lb, sig, pd.DataFrame(columns=SIG))["belebele"] if "template effect" in s]
+        return found
+
+    # significant at a later Holm step, while the interval at Bonferroni's level holds 0: the test's verdict, said so
+    found = line(0.03, (-0.21, 0.01), True)
+    assert "significant under the paired test" in found
+    assert "though its interval, simultaneous at Bonferroni's stricter level, holds 0." in found
+    # not significant, but the interval excludes 0 (a bootstrap p-value and a normal interval can part at the margin)
+    found = line(0.07, (-0.19, -0.01), False)
+    assert "not significant" in found and found.endswith("undecided, its adjusted interval excludes 0.")

@@ -100,8 +100,8 @@ def test_the_report_opens_with_the_first_screen_and_names_what_the_grid_left_out
     # each per-template table once: accuracy over parsed items is inside the accuracy cells, not a second table
     assert "paper-belebele-acc_parsed-instruct" not in page and "· parsed " in page
     assert "No rows." not in page
-    # the pairwise interval is unadjusted: it is said so, with the unadjusted p-value beside it
-    assert "unadjusted interval [" in page and "unadjusted p = " in page
+    # the pairwise interval beside the Holm-adjusted p-value is adjusted like it, and says over how many tests
+    assert "points adjusted over " in page and "Holm-adjusted p = " in page and "unadjusted interval" not in page
 
 
 def test_a_task_without_chance_has_no_chance_mark_in_its_captions(tmp_path):

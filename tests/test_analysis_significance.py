@@ -85,17 +85,28 @@ def test_pairwise_tables_on_hand_made_runs(tmp_path):
     assert row.p_value == pytest.approx(0.0625)
     assert (models["p_holm"] >= models["p_value"]).all()
     assert list(models["significant"]) == list(models["p_holm"] < 0.05)
+    # the interval beside p_holm is adjusted like it (the function's own tests are below)
+    for row in models.itertuples(index=False):
+        assert (row.adj_low, row.adj_high) == significance.holm_level_interval(
+            row.diff, row.diff_se, row.n_items, row.a_only, row.b_only, 0.05, row.family_size)
 
 
-def test_one_model_has_no_model_comparisons(tmp_path):
-    raws, scores = write_results(tmp_path, models=["m1"])
-    tables = significance.pairwise(load_outcomes(raws), load_scores(scores), seed=0)
-    assert tables["models"].empty and list(tables["models"].columns) == significance.COLUMNS
-    assert len(tables["templates"]) == 2
+@pytest.mark.parametrize("a_only, b_only, n, family_size", [(5, 0, 10, 1), (6, 0, 10, 1), (9, 1, 40, 1), (9, 1, 40, 3),
+                                                             (30, 12, 200, 1), (30, 12, 200, 20), (3, 3, 8, 2)])
+def test_a_mcnemar_rows_adjusted_interval_excludes_0_exactly_when_its_bonferroni_p_is_below_alpha(a_only, b_only, n,
+                                                                                                 family_size):
+    _, _, p = significance.mcnemar_exact([True] * a_only + [False] * b_only, [False] * a_only + [True] * b_only)
+    low, high = significance.holm_level_interval((a_only - b_only) / n, 0.1, n, a_only, b_only, 0.05, family_size)
+    assert low <= (a_only - b_only) / n <= high
+    assert (not low <= 0 <= high) == (min(1.0, p * family_size) < 0.05)
 
 
-def test_equal_scores_are_not_significant():
-    a = item_data("chrf", translation_records(HYPOTHESES_A))
-    assert significance.paired_bootstrap(a, a, seed=0, n_samples=200) == 1.0
-    graded = [{"id": str(i), "f1": 0.0} for i in range(5)]
-    assert significance.compare(graded, graded, "f1", seed=0, n_samples=200)["p_value"] == 1.0
+def test_a_graded_rows_adjusted_interval_is_normal_and_simultaneous_over_its_family():
+    # one test: the usual normal 95% interval; m tests: Bonferroni's 1 - alpha / m, Holm's strictest step
+    one = significance.holm_level_interval(0.1, 0.05, 50, None, None, 0.05, 1)
+    assert one == pytest.approx((0.1 - 1.959964 * 0.05, 0.1 + 1.959964 * 0.05))
+    low, high = significance.holm_level_interval(0.1, 0.05, 50, None, None, 0.05, 10)
+    assert high - 0.1 == pytest.approx(2.807034 * 0.05) and 0.1 - low == pytest.approx(high - 0.1)
+    # no spread in the resamples, or no discordant item: no interval, said as NaN, not as a point
+    assert all(np.isnan(v) for v in significance.holm_level_interval(0.1, float("nan"), 50, None, None, 0.05, 3))
+    assert all(np.isnan(v) for v in significance.holm_level_interval(0.0, 0.0, 50, 0, 0, 0.05, 3))

@@ -103,7 +103,7 @@ def test_experiment_against_baseline_per_language(repo, capsys):
     assert row.test == "exact McNemar" and row.p_value == pytest.approx(2 * 0.5 ** 5)  # 5 discordant items
     assert 0 < row.delta_low <= 50.0 <= row.delta_high
     assert row.p_holm == row.p_value  # the only combination whose outputs changed: a family of one
-    assert "| m1      | fra_Latn   | instruct   | 50.0 (pf 0.0) | 100.0 (pf 0.0)    | +50.0 [20.0, 80.0] | 0.0625 " in out
+    assert "| m1      | fra_Latn   | instruct   | 50.0 (pf 0.0) | 100.0 (pf 0.0)    | +50.0 [-2.2, 50.0] | 0.0625 " in out
     assert "(3 other combination(s) unchanged.)" in out
 
 
@@ -113,7 +113,7 @@ def test_workspace_against_head_separates_parsing(repo, capsys):
     assert "workspace against HEAD" in out
     # same right answers, the wrong ones now fail to parse: accuracy unchanged, parse failures 0 -> 50%
     line = next(li for li in out.splitlines() if li.startswith("| m1      | eng_Latn"))
-    assert "50.0 (pf 0.0)" in line and "50.0 (pf 50.0)" in line and "+0.0 [0.0, 0.0]" in line
+    assert "50.0 (pf 0.0)" in line and "50.0 (pf 50.0)" in line and "+0.0 [–, –]" in line
     assert "(2 other combination(s) unchanged.)" in out
 
 

@@ -118,7 +118,7 @@ def test_after_the_run_each_comparison_shows_what_it_could_not_detect():
     [row] = frame.itertuples(index=False)
     assert not row.significant
     assert row.mde == pytest.approx(100 * power.observed_mde(200, 10, 6, 0.05, 1))
-    text = render(frame, "before", "after", 0.95)
+    text = render(frame, "before", "after", 0.05)
     assert f"m/belebele/eng_Latn/paper: {row.delta:+.1f}, not significant; this design could not detect less than " \
            f"{row.mde:.1f} points" in text
 

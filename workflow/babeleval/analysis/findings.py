@@ -4,8 +4,10 @@ Per task, on its headline metric (babeleval.score.metrics):
 
 - the **largest template effect** (one model and language, two templates) and the **biggest model gap** (one
   template and language, two models), from the paired tests (exact McNemar or paired bootstrap, Holm-adjusted
-  p-value): each sentence says whether the difference is significant; the difference's interval is not adjusted
-  for the family's other tests, so it stands beside the unadjusted p-value, each named so;
+  p-value): each sentence says whether the difference is significant, with the difference's interval adjusted the
+  same way (``significance.holm_level_interval``); where they disagree, the sentence says so: a significant test
+  whose interval holds 0 (Holm's later steps are less strict than the interval's level) keeps its verdict, a test
+  that is not significant beside an interval that excludes 0 is undecided;
 - the **most and least robust language**: the mean spread across templates over models, with how many of that
   language's template pairs differ significantly;
 - for a difference that is there (its interval excludes 0 and the paired test is significant), the share that
@@ -110,9 +112,13 @@ def _sides(row: pd.Series, task: str, compared: str) -> tuple[str, Key, Key, str
     return f"template {fixed}", (a, task, language, fixed), (b, task, language, fixed), a, b
 
 
+def _tests(count: int) -> str:
+    return f"{count} test" if count == 1 else f"{count} tests"
+
+
 def holds_zero(row: pd.Series) -> bool:
-    """The difference's interval holds 0 (or there is none: nothing shows a difference then either)."""
-    low, high = row.get("diff_low"), row.get("diff_high")
+    """The difference's interval at the Holm level holds 0 (or there is none: it shows no difference then either)."""
+    low, high = row.get("adj_low"), row.get("adj_high")
     if not (_finite(low) and _finite(high)):
         return not bool(row["significant"])
     return float(low) <= 0 <= float(high)
@@ -132,21 +138,22 @@ def largest_difference(task: str, metric: str, board: Board, sig: pd.DataFrame, 
     largest = "largest" if compared == "template" else "biggest"
     head = (f"{task}: {largest} {what} on {metric}: {where}, {row['language']}, {side_a} {score_a:.1f} vs {side_b} "
             f"{score_b:.1f}")
-    # the interval is not adjusted for the other tests of its family: the unadjusted p-value stands beside it, and the
-    # Holm-adjusted one, named so, gives the verdict
+    # the interval is adjusted like the p-value beside it (both at the family's Holm level)
     interval = ""
-    if _finite(row.get("diff_low")) and _finite(row.get("diff_high")):
-        interval = (f"unadjusted interval [{shown(float(row['diff_low'])):+.1f}, {shown(float(row['diff_high'])):+.1f}] "
-                    f"points, unadjusted p = {float(row['p_value']):.3g}, ")
+    if _finite(row.get("adj_low")) and _finite(row.get("adj_high")):
+        interval = (f"interval [{shown(float(row['adj_low'])):+.1f}, {shown(float(row['adj_high'])):+.1f}] points "
+                    f"adjusted over {_tests(int(row['family_size']))}, ")
     evidence = f"{interval}{int(row['n_items'])} paired items"
-    if holds_zero(row):
+    significant, zero = bool(row["significant"]), holds_zero(row)
+    if not significant and zero:
         return (f"{head}: no detectable difference ({evidence}; {row['test']}, Holm-adjusted p = "
                 f"{float(row['p_holm']):.3g}){undetectable_text(row, shown)}.")
-    text = (f"{head} ({score_a - score_b:+.1f} points; {evidence}), {significance_text(row, alpha)}"
-            f"{'' if bool(row['significant']) else undetectable_text(row, shown)}.")
-    if not bool(row["significant"]):
-        return text
-    return text + " " + parsing_text(board, key_a, key_b, row["a"], row["b"], metric)
+    text = f"{head} ({score_a - score_b:+.1f} points; {evidence}), {significance_text(row, alpha)}"
+    if not significant:  # a normal interval and a bootstrap p-value can part at the margin
+        return text + f": undecided, its adjusted interval excludes 0{undetectable_text(row, shown)}."
+    if zero:  # Holm's later steps are less strict than the interval's Bonferroni level
+        text += ", though its interval, simultaneous at Bonferroni's stricter level, holds 0"
+    return text + ". " + parsing_text(board, key_a, key_b, row["a"], row["b"], metric)
 
 
 def robust_languages(task: str, metric: str, board: Board, task_board: pd.DataFrame, sig: pd.DataFrame) -> list[str]:

@@ -17,7 +17,9 @@ The test follows the metric (its resampling, ``babeleval.score.metrics``):
 
 Each row also holds ``diff_low`` / ``diff_high``: the percentile interval of a - b, resampling the shared items
 (the same draws for both sides), so a reader sees the size a difference may have, and whether it holds 0, with
-``diff_se``, the resampled difference's standard error; and ``mde``: the smallest difference the test could find
+``diff_se``, the resampled difference's standard error. That interval is unadjusted, like ``p_value``. Beside
+``p_holm`` stands ``adj_low`` / ``adj_high``: the interval at the level an adjusted p-value is judged at
+(``holm_level_interval``); and ``mde``: the smallest difference the test could find
 with 80% power at its Holm level (``babeleval.analysis.power``): for an exact McNemar test at the discordance its
 items showed, for a paired bootstrap test from ``diff_se``. A difference that is not significant says what the
 design could not have found.
@@ -40,16 +42,17 @@ from scipy import stats
 from ..core.progress import Progress
 from ..score.metrics import ACCURACY, get_metric
 from .bootstrap import ItemData, item_data, percentile_interval
-from .power import made_test_mde
+from .power import corrected_alpha, made_test_mde
 from ..core.paths import Combo
 from .records import metric_options
 from .settings import DEFAULT_SETTINGS
 
 COLUMNS = ["comparison", "task", "language", "fixed", "a", "b", "metric", "n_items", "score_a", "score_b", "diff",
-           "diff_low", "diff_high", "diff_se", "test", "a_only", "b_only", "p_value", "p_holm", "significant", "family_size", "correction", "mde"]
+           "diff_low", "diff_high", "diff_se", "test", "a_only", "b_only", "p_value", "adj_low", "adj_high", "p_holm",
+           "significant", "family_size", "correction", "mde"]
 CORRECTION = "Holm-Bonferroni"
 # the columns on the metric's scale: computed on it, written on the scale readers see (``records.on_reader_scale``)
-SCORES = ("score_a", "score_b", "diff", "diff_low", "diff_high", "diff_se", "mde")
+SCORES = ("score_a", "score_b", "diff", "diff_low", "diff_high", "diff_se", "adj_low", "adj_high", "mde")
 
 
 def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int, float]:
@@ -90,6 +93,32 @@ def difference_summary(differences: np.ndarray, confidence: float) -> tuple[floa
     """The percentile interval of resampled differences and their standard error (NaN from fewer than two)."""
     low, high = percentile_interval(differences, confidence)
     return low, high, float(np.std(differences, ddof=1)) if len(differences) > 1 else float("nan")
+
+
+def holm_level_interval(diff: float, diff_se: Any, n_items: int, a_only: Any, b_only: Any, alpha: float,
+                        family_size: int) -> tuple[float, float]:
+    """The interval of a - b adjusted like the Holm p-value beside it: simultaneous over its family of ``m`` tests
+    at level ``1 - alpha / m`` (Bonferroni: Holm's strictest step, which a lone difference must clear; a p-value
+    Holm adjusts is never above Bonferroni's, so an interval that excludes 0 stands beside a significant test).
+
+    - An exact McNemar row (its discordant counts given): Clopper-Pearson's exact interval of the share of the
+      ``D`` discordant items a gets right, as a difference ``D / n * (2 q - 1)``. It is the interval the exact test
+      inverts, so it excludes 0 exactly when the test rejects at that level (given ``D``). No discordant item: NaN.
+    - Any other row: normal around ``diff`` with the resampled difference's standard error. Not a percentile
+      interval: at ``alpha / m`` its tails would hold a handful of the resamples (1,000 by default: 0.7 in each
+      tail for 36 tests). NaN where the resamples give no standard error.
+    """
+    level = corrected_alpha(alpha, family_size)
+    if a_only is not None and not pd.isna(a_only):
+        discordant = int(a_only) + int(b_only)
+        if discordant == 0 or n_items <= 0:
+            return float("nan"), float("nan")
+        share = stats.binomtest(int(a_only), discordant).proportion_ci(confidence_level=1 - level, method="exact")
+        return (discordant / n_items * (2 * share.low - 1), discordant / n_items * (2 * share.high - 1))
+    if diff_se is None or pd.isna(diff_se):
+        return float("nan"), float("nan")
+    half = float(stats.norm.ppf(1 - level / 2)) * float(diff_se)
+    return float(diff) - half, float(diff) + half
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:
@@ -226,7 +255,8 @@ def _mde(row: Any, alpha: float) -> float:
 
 
 def correct(frame: pd.DataFrame, alpha: float) -> pd.DataFrame:
-    """Holm-Bonferroni within each (comparison, task, metric) family; says so in every row."""
+    """Holm-Bonferroni within each (comparison, task, metric) family, the p-values and the intervals beside them;
+    says so in every row."""
     frame = frame.copy()
     if frame.empty:
         return frame
@@ -239,6 +269,9 @@ def correct(frame: pd.DataFrame, alpha: float) -> pd.DataFrame:
         label[index] = f"{CORRECTION} over {len(index)} tests ({comparison}, {task}, {metric})"
     frame["p_holm"], frame["family_size"], frame["correction"] = p_holm, size, label
     frame["significant"] = frame["p_holm"] < alpha
+    frame[["adj_low", "adj_high"]] = [holm_level_interval(row.diff, row.diff_se, int(row.n_items), row.a_only,
+                                                          row.b_only, alpha, int(row.family_size))
+                                      for row in frame.itertuples(index=False)]
     frame["mde"] = [_mde(row, alpha) for row in frame.itertuples(index=False)]
     return frame.sort_values(["comparison", "task", "metric", "language", "fixed", "a", "b"],
                              kind="stable").reset_index(drop=True)

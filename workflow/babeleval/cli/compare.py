@@ -7,7 +7,8 @@
 For every (model, task, language, template) both sides hold, on the task's headline metric: the score under
 each side, the difference with its paired bootstrap interval, and the paired p-value (exact McNemar for
 right/wrong metrics, paired bootstrap otherwise) on the items both sides answered, Holm-adjusted over the
-rows of a task whose outputs changed. Parse-failure rates are shown beside generated scores, so a format change is not read as
+rows of a task whose outputs changed; the table shows the difference's interval adjusted the same way
+(``significance.holm_level_interval``), beside the adjusted p-value. Parse-failure rates are shown beside generated scores, so a format change is not read as
 a change in answering.
 
 Another revision's outputs are read through DVC (``dvc.api.DVCFileSystem``): files DVC tracks come from its
@@ -37,12 +38,13 @@ from ..analysis.records import metric_options, slim
 from ..analysis.power import made_test_mde
 from ..analysis.settings import DEFAULT_SETTINGS
 from ..analysis.significance import compare as paired_test
-from ..analysis.significance import difference_summary, holm, resampled_difference
+from ..analysis.significance import difference_summary, holm, holm_level_interval, resampled_difference
 from ..score.metrics import ACCURACY, get_metric, headline_metric
 
 WORKSPACE = "workspace"
 COLUMNS = ["model", "task", "language", "template", "metric", "n_items", "score_a", "score_b", "delta",
-           "delta_low", "delta_high", "pf_a", "pf_b", "test", "p_value", "changed", "p_holm", "significant", "mde"]
+           "delta_low", "delta_high", "pf_a", "pf_b", "test", "p_value", "changed", "adj_low", "adj_high", "p_holm",
+           "significant", "mde"]
 
 
 def resolve_revision(repo: Path, name: str) -> str:
@@ -171,12 +173,22 @@ def compare_sides(a: tuple[dict, dict], b: tuple[dict, dict], *, seed: int = DEF
     same_pf = (frame["pf_a"].isna() & frame["pf_b"].isna()) | (frame["pf_a"] == frame["pf_b"])
     frame["changed"] = (frame["delta"] != 0) | (frame["p_value"] < 1) | ~same_pf
     frame["p_holm"] = 1.0
-    frame["mde"] = float("nan")
+    frame["adj_low"] = frame["adj_high"] = frame["mde"] = float("nan")
     for _, index in frame[frame["changed"]].groupby(["task", "metric"]).groups.items():
         frame.loc[index, "p_holm"] = holm(frame.loc[index, "p_value"].to_numpy(float))
+        frame.loc[index, ["adj_low", "adj_high"]] = [_adjusted(frame.loc[i], alpha, len(index)) for i in index]
         frame.loc[index, "mde"] = [_mde(frame.loc[i], alpha, len(index)) for i in index]
     frame["significant"] = frame["p_holm"].astype(float) < alpha
     return frame[COLUMNS]
+
+
+def _adjusted(row: pd.Series, alpha: float, family_size: int) -> tuple[float, float]:
+    """The row's interval of b - a at its Holm level, on the shown scale (``significance.holm_level_interval``)."""
+    metric = get_metric(row["metric"])
+    # the interval of a - b on the metric's scale, turned into b - a on the shown one
+    low, high = holm_level_interval(metric.stored(-row["delta"]), row["delta_se"], int(row["n_items"]),
+                                    row["a_only"], row["b_only"], alpha, family_size)
+    return metric.shown(-high), metric.shown(-low)
 
 
 def _mde(row: pd.Series, alpha: float, family_size: int) -> float:
@@ -192,13 +204,13 @@ def _num(value: Any, digits: int = 1) -> str:
     return f"{value:.{digits}f}"
 
 
-def render(frame: pd.DataFrame, label_a: str, label_b: str, confidence: float) -> str:
+def render(frame: pd.DataFrame, label_a: str, label_b: str, alpha: float) -> str:
     """A terminal table per task: what changed first, then the rest; a sentence when nothing changed."""
     if frame.empty:
         return f"{label_a} and {label_b} share no (model, task, language, template) with per-item outputs."
     lines = [f"{label_b} against {label_a}: delta = {label_b} - {label_a} on each task's headline metric "
-             f"(accuracy in %, chrF/BLEU/F1 0-100), [{confidence:.0%} paired bootstrap interval], p: paired test, "
-             "Holm-adjusted per task; pf: parse-failure rate, %.", ""]
+             f"(accuracy in %, chrF/BLEU/F1 0-100) [its interval], p: paired test; both Holm-adjusted over a task's "
+             f"changed rows (the interval at level 1 - {alpha}/m, m the rows); pf: parse-failure rate, %.", ""]
     for task, group in frame.groupby("task", sort=True):
         changed = group[group["changed"]]
         lines.append(f"## {task} ({group['metric'].iloc[0]})")
@@ -213,7 +225,7 @@ def render(frame: pd.DataFrame, label_a: str, label_b: str, confidence: float) -
             label_b: [_num(v) + ("" if pf is None or pd.isna(pf) else f" (pf {_num(pf)})")
                       for v, pf in zip(changed["score_b"], changed["pf_b"])],
             "delta": [f"{d:+.1f} [{_num(lo)}, {_num(hi)}]"
-                      for d, lo, hi in zip(changed["delta"], changed["delta_low"], changed["delta_high"])],
+                      for d, lo, hi in zip(changed["delta"], changed["adj_low"], changed["adj_high"])],
             "p": [f"{p:.3g}" + (" *" if s else "") for p, s in zip(changed["p_holm"], changed["significant"])],
             "MDE": [_num(m) for m in changed["mde"]],
             "n": changed["n_items"].astype(int).astype(str),
@@ -258,9 +270,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=DEFAULT_SETTINGS.samples,
                         help=f"bootstrap resamples (default {DEFAULT_SETTINGS.samples})")
     parser.add_argument("--confidence", type=float, default=DEFAULT_SETTINGS.confidence,
-                        help=f"interval level (default {DEFAULT_SETTINGS.confidence})")
+                        help="level of the unadjusted interval, the CSV's delta_low/delta_high (default "
+                             f"{DEFAULT_SETTINGS.confidence}); the table shows the interval at the Holm level")
     parser.add_argument("--alpha", type=float, default=DEFAULT_SETTINGS.alpha,
-                        help=f"significance level after Holm correction (default {DEFAULT_SETTINGS.alpha})")
+                        help="significance level after Holm correction, and of the adjusted interval (default "
+                             f"{DEFAULT_SETTINGS.alpha})")
     parser.add_argument("--csv", help="also write every compared row to this CSV file")
     args = parser.parse_args(argv)
     repo = Path(args.repo).resolve()
@@ -274,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
                                   confidence=args.confidence, alpha=args.alpha)
             if args.task:
                 frame = frame[frame["task"].isin(args.task)]
-            print(render(frame, base.label, other.label, args.confidence))
+            print(render(frame, base.label, other.label, args.alpha))
             frames.append(frame.assign(a=base.label, b=other.label))
         if args.csv:
             pd.concat(frames).to_csv(args.csv, index=False, float_format="%.6f")
