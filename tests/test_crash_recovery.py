@@ -2,12 +2,14 @@
 command, ends byte-identical to an uninterrupted run; finished generation work is reused; a resume exits 0 only
 when every target exists; no truncated file is ever taken as complete.
 
-The instants come from the job timeline of an uninterrupted run (each line where Snakemake starts or finishes a
-job), spread evenly over it, plus the instants that are easy to miss: inside a generation job after a first
-chunk was committed to the response cache, just after a generation job wrote its outputs (before Snakemake
-marked it finished), and during aggregation. The grid is Belebele in two languages and two templates
-(log-likelihood and sampled generation) on a dataset three times the bundled sample, so that a generation job
-commits several chunks.
+The instants come from the job timeline of the run (each line where Snakemake starts or finishes a job), spread
+evenly over it, plus the instants that are easy to miss: inside a generation job after a first chunk was
+committed to the response cache, just after a generation job wrote its outputs (before Snakemake marked it
+finished), and during aggregation. The grid is Belebele in two languages and two templates (log-likelihood and
+sampled generation) on a dataset three times the bundled sample, so that a generation job commits several chunks.
+
+What a kill leaves is taken from one run, stopped at each instant while its directory is copied
+(``run_with_snapshots``): each case resumes its copy, and the run, finished, is the uninterrupted reference.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -89,47 +92,60 @@ def job_events(lines) -> list[str]:
 
 
 class KillPoint:
-    """An instant of a run: after its ``event_index``-th job line, or when ``condition(workdir)`` first holds."""
+    """An instant of a run: once ``due(events)`` holds for the job lines printed so far (checked on each line as it
+    is printed), or once ``condition(workdir)`` first holds (checked every 10 ms)."""
 
-    def __init__(self, name: str, event_index: int | None = None, condition=None):
-        self.name, self.event_index, self.condition = name, event_index, condition
+    def __init__(self, name: str, due=None, condition=None):
+        self.name, self.due, self.condition = name, due, condition
 
     def __repr__(self) -> str:
         return self.name
 
 
-def kill_at(workdir: Path, point: KillPoint, timeout: float = 600) -> None:
-    """Run until ``point``, then SIGKILL Snakemake and every job at once (the whole process group)."""
+def run_with_snapshots(workdir: Path, points: dict[str, KillPoint], copies: Path, timeout: float = 900) -> list[str]:
+    """Run the grid once without a kill, and at each point copy the directory to ``copies / name`` with the run
+    stopped: Snakemake and every job get SIGSTOP (the whole process group at once, as a kill would take it), the
+    directory is copied, and SIGCONT lets them go on. What a SIGKILL at that instant leaves on disk is exactly what
+    the copy holds: a stopped process writes nothing more, and a killed one writes nothing at all. The run's job
+    lines are returned; its finished directory is the uninterrupted reference.
+
+    One run serves all its points, instead of one partial run each: the kill cases then only resume."""
     proc = start(workdir)
-    seen: list[str] = []
-    killed = threading.Event()
+    events: list[str] = []
+    pending = dict(points)
+    guard = threading.Lock()
 
-    def kill():
-        if not killed.is_set():
-            killed.set()
-            os.killpg(proc.pid, signal.SIGKILL)
+    def snapshot(name: str) -> None:
+        os.killpg(proc.pid, signal.SIGSTOP)
+        try:
+            shutil.copytree(workdir, copies / name, symlinks=True)
+        finally:
+            os.killpg(proc.pid, signal.SIGCONT)
 
-    def follow_the_log():  # the job lines are read as Snakemake prints them; the kill comes on the very line
+    def take(check) -> None:
+        with guard:
+            for name in [n for n, point in pending.items() if check(point)]:
+                del pending[name]
+                snapshot(name)
+
+    def follow_the_log():  # the job lines are read as Snakemake prints them; the copy comes on the very line
         for line in proc.stdout:
-            seen.extend(job_events([line]))
-            if point.event_index is not None and len(seen) > point.event_index:
-                kill()
+            events.extend(job_events([line]))
+            take(lambda point: point.due is not None and point.due(events))
 
     reader = threading.Thread(target=follow_the_log, daemon=True)
     reader.start()
     deadline = time.monotonic() + timeout
-    while not killed.is_set():
-        if point.condition is not None and point.condition(workdir):
-            kill()
-            break
-        if proc.poll() is not None:
-            raise AssertionError(f"the run ended before the kill point {point}: {seen}")
+    while proc.poll() is None:
+        take(lambda point: point.condition is not None and point.condition(workdir))
         if time.monotonic() > deadline:
-            kill()
-            raise AssertionError(f"timed out waiting for the kill point {point}")
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise AssertionError(f"the run with kill points timed out; not reached: {sorted(pending)}")
         time.sleep(0.01)
-    proc.wait()
     reader.join()
+    assert proc.returncode == 0, f"the run with kill points failed ({proc.returncode}): {events}"
+    assert not pending, f"the run ended before the kill points {sorted(pending)}: {events}"
+    return events
 
 
 def generate_logs(workdir: Path) -> list[Path]:
@@ -259,67 +275,85 @@ def tree(workdir: Path) -> dict[str, bytes]:
             if p.is_file() and not p.relative_to(workdir).as_posix().startswith(NOT_COMPARED)}
 
 
-@pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory):
-    """The reference: the same grid run once without a kill; its results and its job timeline."""
-    workdir = make_workflow(tmp_path_factory.mktemp("crash") / "reference")
-    proc = snakemake(workdir)
-    events = job_events((proc.stdout + proc.stderr).splitlines())
-    assert events.count("finish generate_belebele") == len(TEMPLATES), events
-    return tree(workdir), events, cached_requests(workdir)
+def kill_points(total_events: int) -> dict[str, KillPoint]:
+    """The instants, by name: inside a generation job, its outputs written, each generation job line, ``EVENLY_SPACED``
+    job lines at even intervals of the run's ``total_events`` (a dry run counts its jobs), aggregation, the report."""
+    step = total_events / (EVENLY_SPACED + 1)
+
+    def after_line(index: int):
+        return lambda events: len(events) > index
+
+    def after_generation_line(k: int):
+        return lambda events: sum(e.endswith("generate_belebele") for e in events) > k
+
+    return {"mid-generation": KillPoint("inside a generation job, after a first chunk was committed",
+                                        condition=mid_generation),
+            "generation-written": KillPoint("a generation job's outputs written, the job not yet marked finished",
+                                            condition=generation_written),
+            **{f"generation-line-{k}": KillPoint(f"after generation job line {k}", due=after_generation_line(k))
+               for k in range(2 * len(TEMPLATES))},
+            **{f"even-{k - 1}": KillPoint(f"after job line {round(step * k)} of {total_events}",
+                                          due=after_line(round(step * k))) for k in range(1, EVENLY_SPACED + 1)},
+            "aggregation": KillPoint("during aggregation (the leaderboard job started)", condition=aggregating),
+            "report": KillPoint("while the report is written", condition=reporting)}
 
 
-def kill_points(events: list[str]) -> list[KillPoint]:
-    step = len(events) / (EVENLY_SPACED + 1)
-    evenly = [KillPoint(f"after job line {round(step * k)} ({events[round(step * k)]})", event_index=round(step * k))
-              for k in range(1, EVENLY_SPACED + 1)]
-    around_generation = [i for i, e in enumerate(events) if e.endswith("generate_belebele")]
-    return [
-        KillPoint("inside a generation job, after a first chunk was committed", condition=mid_generation),
-        KillPoint("a generation job's outputs written, the job not yet marked finished", condition=generation_written),
-        *[KillPoint(f"after job line {i} ({events[i]})", event_index=i) for i in around_generation],
-        *evenly,
-        KillPoint("during aggregation (the leaderboard job started)", condition=aggregating),
-        KillPoint("while the report is written", condition=reporting),
-    ]
-
-
-# The kill points are parametrised from a fixed count; the reference timeline gives each its instant.
+# The kill points are parametrised by name; a run's own timeline gives each its instant.
 POINTS = ["mid-generation", "generation-written", *[f"generation-line-{k}" for k in range(2 * len(TEMPLATES))],
           *[f"even-{k}" for k in range(EVENLY_SPACED)], "aggregation", "report"]
 # One generation job for both templates: killed inside it, and after it wrote the first template's files.
 TASK_JOB_POINTS = ["mid-generation", "generation-written"]
 CASES = [("template", name) for name in POINTS] + [("task", name) for name in TASK_JOB_POINTS]
 IDS = [f"{job}-{name}" for job, name in CASES]
-# Each case runs the workflow up to its kill and then resumes it: about a minute. pytest-xdist (make test,
-# --dist loadscope) gives a module's functions to one worker and each class to one: the cases are two classes, so
-# that both workers take a share (each builds the uninterrupted reference once).
-HALF = len(CASES) // 2
+# pytest-xdist (make test, --dist loadscope) gives each class to one worker: the cases are two classes of about
+# equal work, each with its own snapshot runs (one for each kind of generation job its cases need).
+HALF = 7  # the early points resume the most work: the first class takes 7, the second 10 and two runs
+
+
+def killed_runs(tmp_path_factory, cases) -> dict[tuple[str, str], tuple[Path, dict]]:
+    """For each case, the directory a kill at its point left, and the uninterrupted run it was copied from: its
+    results, job lines and the requests it computed."""
+    found = {}
+    for generation_job in sorted({job for job, _ in cases}):
+        base = tmp_path_factory.mktemp(f"crash-{generation_job}")
+        workdir = make_workflow(base / "run", generation_job)
+        total = 2 * int(re.search(r"^total\s+(\d+)$", snakemake(workdir, "-n").stdout, re.M).group(1))
+        points = {name: point for name, point in kill_points(total).items() if (generation_job, name) in cases}
+        events = run_with_snapshots(workdir, points, base / "killed")
+        assert len(events) == total and events.count("finish generate_belebele") == (
+            len(TEMPLATES) if generation_job == "template" else 1), events
+        reference = {"tree": tree(workdir), "requests": cached_requests(workdir), "events": events}
+        found.update({(generation_job, name): (base / "killed" / name, reference) for name in points})
+    return found
+
+
+@pytest.fixture(scope="class")
+def first_half(tmp_path_factory):
+    return killed_runs(tmp_path_factory, CASES[:HALF])
+
+
+@pytest.fixture(scope="class")
+def second_half(tmp_path_factory):
+    return killed_runs(tmp_path_factory, CASES[HALF:])
 
 
 @pytest.mark.workflow
 class TestFirstHalfOfTheKills:
     @pytest.mark.parametrize("generation_job, point_name", CASES[:HALF], ids=IDS[:HALF])
-    def test_a_run_killed_here_resumes_to_the_same_bytes(self, generation_job, point_name, uninterrupted, tmp_path):
-        killed_and_resumed(generation_job, point_name, uninterrupted, tmp_path)
+    def test_a_run_killed_here_resumes_to_the_same_bytes(self, generation_job, point_name, first_half):
+        killed_and_resumed(point_name, *first_half[generation_job, point_name])
 
 
 @pytest.mark.workflow
 class TestSecondHalfOfTheKills:
     @pytest.mark.parametrize("generation_job, point_name", CASES[HALF:], ids=IDS[HALF:])
-    def test_a_run_killed_here_resumes_to_the_same_bytes(self, generation_job, point_name, uninterrupted, tmp_path):
-        killed_and_resumed(generation_job, point_name, uninterrupted, tmp_path)
+    def test_a_run_killed_here_resumes_to_the_same_bytes(self, generation_job, point_name, second_half):
+        killed_and_resumed(point_name, *second_half[generation_job, point_name])
 
 
-def killed_and_resumed(generation_job, point_name, uninterrupted, tmp_path):
-    """Kill a run at the point, resume it, and compare with the uninterrupted run.
-
-    The uninterrupted run is the same bytes whatever a generation job covers (test_workflow_e2e.py)."""
-    expected, events, total_requests = uninterrupted
-    point = kill_points(events)[POINTS.index(point_name)]
-    workdir = make_workflow(tmp_path / "killed", generation_job)
-
-    kill_at(workdir, point)
+def killed_and_resumed(point: str, workdir: Path, reference: dict) -> None:
+    """Resume a run killed at the point (a copy of the stopped run), and compare with the run it was copied from."""
+    expected, total_requests = reference["tree"], reference["requests"]
     check_nothing_truncated_looks_complete(workdir)
     held = cached_requests(workdir)
     usage_before = usage_files(workdir)
