@@ -152,7 +152,13 @@ def test_a_graded_metric_says_what_its_bootstrap_test_could_not_detect_and_that_
                                    "language": "jpn_Jpan", "fixed": "m", "a": "x", "b": "y"}]), 0.05)
     z = stats.norm.ppf(0.95) + stats.norm.ppf(0.8)  # the test's p-value is one tail (power.bootstrap_mde)
     assert frame["mde"][0] == pytest.approx(z * row["diff_se"])
-    assert power.made_test_mde(n, None, None, float("nan"), 0.05, 1) is None  # no spread, no MDE
+    assert power.made_test_mde(n, None, None, float("nan"), 0.05, 1, 1000) is None  # no spread, no MDE
+    # a test at 0.05 / 30 on 1,000 resamples rests on its most extreme one or two: its MDE would be optimistic
+    # (bench/graded_power_check.py: 70% power at it), so none is given; 10,000 resamples give one
+    assert power.resamples_needed(0.05 / 30) == 6000
+    assert power.made_test_mde(n, None, None, 0.01, 0.05, 30, 1000) is None
+    assert power.made_test_mde(n, None, None, 0.01, 0.05, 30, 10_000) == pytest.approx(
+        (stats.norm.ppf(1 - 0.05 / 30) + stats.norm.ppf(0.8)) * 0.01)
 
     # 200 studies with a true difference of the MDE: the test finds it in about 80% of them
     shift = z * noise / np.sqrt(n)
@@ -164,3 +170,91 @@ def test_a_graded_metric_says_what_its_bootstrap_test_could_not_detect_and_that_
         test = compare_data(ItemData("f1", ids, b), ItemData("f1", ids, a), "f1", seed=study, n_samples=200)
         found += test["p_value"] < 0.05
     assert 0.7 <= found / 200 <= 0.9, found
+
+
+def test_a_graded_comparison_is_planned_from_a_pilots_spread_and_never_from_an_assumption(tmp_path, monkeypatch):
+    """SQuAD F1 (a paired bootstrap test) planned before a run: without a pilot the row names what it needs; with
+    one, the MDE and the items needed follow from the pilot's per-item spread, extrapolated as 1 / sqrt(n)."""
+    import yaml
+
+    from babeleval.grid.power_plan import NO_PILOT_SPREAD
+
+    monkeypatch.chdir(ROOT)
+    params = yaml.safe_load(TINY_GRID.read_text(encoding="utf-8"))
+    params["tasks"]["jsquad"]["templates"] = ["0.1", "0.2"]
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    grid = load_params(tmp_path / "params.yaml")
+    ids = {key: [str(r["id"]) for r in rows] for key, rows in plan_cli.rendered_requests(grid).items()}
+    pilot = tmp_path / "pilot"
+
+    def planned(difference=None):
+        rows = plan(grid, ids, plan_cli.pilot_reader(pilot), difference=difference,
+                    spread=plan_cli.spread_reader(pilot, seed=0, samples=400))
+        [row] = [p for p in rows if p.task == "jsquad"]
+        return row
+
+    row = planned()
+    assert (row.metric, row.mde, row.spread, row.reason) == ("f1", None, None, NO_PILOT_SPREAD)
+
+    # a pilot of both templates on 40 items: 0.2's per-item F1 is 0.1's plus noise of sd 0.25 (25 points)
+    rng = np.random.default_rng(3)
+    first = rng.uniform(0, 1, 40)
+    for template, values in (("0.1", first), ("0.2", first + rng.normal(0, 0.25, 40))):
+        path = pilot / paths.OUTCOMES.format(model="tiny-llama", task="jsquad", language="jpn_Jpan", template=template)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        outcomes.write(path, [{"id": str(i), "f1": float(v)} for i, v in enumerate(values)])
+    row = planned(difference=0.05)  # 5 points
+    assert (row.spread.source, row.spread.items) == ("pilot", 40)
+    assert row.spread.sd == pytest.approx(25.0, rel=0.25)  # F1 on its 0-100 scale
+    assert row.mde == power.graded_mde(row.items, row.spread, row.alpha) == pytest.approx(
+        (stats.norm.ppf(1 - row.alpha) + stats.norm.ppf(0.8)) * row.spread.sd / math.sqrt(row.items))
+    assert power.graded_mde(row.needed, row.spread, row.alpha) <= 5.0 < power.graded_mde(row.needed - 1, row.spread,
+                                                                                           row.alpha)
+    frame = plan_cli.power_frame([row])
+    assert frame["mde_points"][0] == pytest.approx(row.mde) and frame["spread_source"][0] == "pilot"
+
+    # too few resamples for the test's level: no MDE, and what to set instead
+    params["analysis"] = {**params.get("analysis", {}), "bootstrap_samples": 100}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    grid = load_params(tmp_path / "params.yaml")
+    row = planned()
+    assert row.mde is None and row.spread is not None
+    assert row.reason.endswith("set analysis.bootstrap_samples to at least 200")
+
+
+@pytest.mark.slow  # renders 24 variants in four languages, twice: about 40 s
+def test_a_budgeted_variant_set_is_planned_on_its_designs_cells_not_on_every_item(tmp_path, monkeypatch):
+    """A budgeted variant renders only the cells its set's design keeps (``render.budgeted_requests``, as the rendering
+    job does): `plan` counts a pair's items, and forecasts its tokens, on those cells."""
+    import yaml
+
+    from babeleval.prompts.render import budgeted_requests
+
+    monkeypatch.chdir(ROOT)
+    params = yaml.safe_load((ROOT / "examples/prompt_budget.yaml").read_text(encoding="utf-8"))
+    params["tasks"]["belebele"]["variants"]["formatspread"]["budget"] = {"fraction": 0.1, "parallel": True}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    grid = load_params(tmp_path / "params.yaml")
+    requests = plan_cli.rendered_requests(grid)
+    languages = params["tasks"]["belebele"]["languages"]
+    variants = sorted({template for (_, _, template), record in grid.prompts.items() if record.budget is not None})
+    assert len(variants) == 23 and "formatspread" not in variants  # the base runs in full
+    assert all(len(requests["belebele", language, "formatspread"]) == 24 for language in languages)
+    for template in variants:
+        design = grid.prompts["belebele", languages[0], template].budget
+        full = {language: requests_for_every_item(grid, language, template) for language in languages}
+        kept = budgeted_requests(design, template, full)
+        for language in languages:
+            assert requests["belebele", language, template] == kept[language]
+            assert 1 <= len(kept[language]) <= 4  # 2 or 3 items a variant at 10% of 24
+    ids = {key: [str(r["id"]) for r in rows] for key, rows in requests.items()}
+    planned = [p for p in plan(grid, ids, plan_cli.pilot_reader(tmp_path)) if p.a in variants and p.b in variants]
+    assert planned and max(p.items for p in planned) <= 4
+
+
+def requests_for_every_item(grid, language, template):
+    from babeleval.cli.show import task_rows
+    from babeleval.prompts.render import requests_for
+
+    return requests_for(grid.tasks["belebele"].templates[template], grid.prompts["belebele", language, template],
+                        task_rows(grid, "belebele"))

@@ -36,7 +36,8 @@ def power_rows(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
             rows.append({
                 "comparison": comparison, "task": task, "metric": metric, "tests": len(group),
                 "alpha per test": f"{_level(group):.2g}",
-                "MDE, points (min / median / max)": "none: too few items, no discordant item or no spread" if mde.empty else
+                "MDE, points (min / median / max)": ("none: too few items, no discordant item, no spread, or too few resamples for "
+                                                     "the level (analysis.bootstrap_samples)") if mde.empty else
                 f"{mde.min():.1f} / {float(np.median(mde)):.1f} / {mde.max():.1f}",
                 "not significant, below their MDE": f"{len(hidden)} of {int((~group['significant'].astype(bool)).sum())}",
             })

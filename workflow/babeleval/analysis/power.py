@@ -116,28 +116,48 @@ def observed_mde(n_items: int, a_only: int, b_only: int, alpha: float, family_si
     return minimum_detectable(n_items, (a_only + b_only) / n_items, corrected_alpha(alpha, family_size))
 
 
-def bootstrap_mde(se: float, alpha: float, family_size: int, target: float = TARGET_POWER) -> float | None:
+# A paired bootstrap's p-value is (c + 1) / (B + 1) for B resamples: a test at a small level rests on the few most
+# extreme resamples, and finds a difference less often than the normal formula says (bench/graded_power_check.py:
+# 70% instead of 80% at 0.05 / 30 with 1,000 resamples, 81% with 10,000). Below this many resamples in the rejection
+# tail, no MDE is given: the number would be optimistic.
+MIN_TAIL_RESAMPLES = 10
+
+
+def resamples_needed(level: float) -> int:
+    """The resamples a paired bootstrap test at ``level`` needs for its MDE to hold."""
+    return int(np.ceil(MIN_TAIL_RESAMPLES / level))
+
+
+def normal_mde(se: float, level: float, target: float = TARGET_POWER) -> float | None:
+    """The smallest difference a paired bootstrap test at ``level`` finds with probability ``target``, from the
+    standard error of its difference: ``(z(1 - level) + z(target)) * se``, one tail, as the test's p-value is
+    (``bootstrap_mde``). None where there is no spread."""
+    if not se > 0:
+        return None
+    return float((stats.norm.ppf(1 - level) + stats.norm.ppf(target)) * se)
+
+
+def bootstrap_mde(se: float, alpha: float, family_size: int, samples: int, target: float = TARGET_POWER
+                  ) -> float | None:
     """After a run: the MDE of a paired bootstrap test (a graded or corpus metric: chrF, BLEU, F1), from the standard
     error ``se`` of the difference over its resamples, at its Holm family's level ``a``: ``(z(1 - a) + z(power)) *
     se``. The test's p-value (sacrebleu's) is the share of centred resampled differences beyond the observed one, one
     tail of their normal approximation, so it rejects a difference past ``z(1 - a) * se``; 200 simulated studies in
     tests/test_power_plan.py find a difference of this size about 80% of the time. None where the resamples did not
-    vary."""
-    if not se > 0:
-        return None
+    vary, or where the test's ``samples`` resamples are too few for its level (``resamples_needed``)."""
     level = corrected_alpha(alpha, family_size)
-    return float((stats.norm.ppf(1 - level) + stats.norm.ppf(target)) * se)
+    return normal_mde(se, level, target) if samples >= resamples_needed(level) else None
 
 
-def made_test_mde(n_items: int, a_only: Any, b_only: Any, diff_se: Any, alpha: float, family_size: int
+def made_test_mde(n_items: int, a_only: Any, b_only: Any, diff_se: Any, alpha: float, family_size: int, samples: int
                   ) -> float | None:
     """The MDE of a test that was made: an exact McNemar test's (its discordant counts known) or else a paired
-    bootstrap test's (the standard error of its resampled difference)."""
+    bootstrap test's (the standard error of its resampled difference, over ``samples`` resamples)."""
     if a_only is not None and not pd.isna(a_only):
         return observed_mde(n_items, int(a_only), int(b_only), alpha, family_size)
     if diff_se is None or pd.isna(diff_se):
         return None
-    return bootstrap_mde(float(diff_se), alpha, family_size)
+    return bootstrap_mde(float(diff_se), alpha, family_size, samples)
 
 
 @dataclass(frozen=True)
@@ -147,6 +167,34 @@ class Discordance:
     share: float
     source: str  # "pilot" (measured on these two sides), "pilot, task" (pooled over the task), "assumed"
     items: int = 0  # the pilot items it was measured on (0: assumed)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The spread a graded comparison (chrF, BLEU, F1: a paired bootstrap test) is planned with: the standard
+    deviation of its difference per item, ``sd``, on the metric's scale, such that ``n`` items give a standard error
+    ``sd / sqrt(n)``, and where it comes from (said beside every number). There is no assumed spread: a graded
+    metric's spread depends on the task, the metric and the models too much to guess."""
+
+    sd: float
+    source: str  # "pilot" (measured on these two sides) or "pilot, pooled over the task"
+    items: int  # the pilot items it was measured on
+
+
+def graded_mde(items: int, spread: Spread, level: float, target: float = TARGET_POWER) -> float | None:
+    """Before a run: the MDE of a paired bootstrap test on ``items`` items at ``level`` (already Holm's), its standard
+    error extrapolated from a pilot's spread. None where there are no items. (The caller checks the resamples
+    against ``resamples_needed``.)"""
+    return normal_mde(spread.sd / np.sqrt(items), level, target) if items > 0 else None
+
+
+def graded_items_needed(difference: float, spread: Spread, level: float, target: float = TARGET_POWER) -> int | None:
+    """The items a paired bootstrap test needs to find ``difference`` (the metric's scale) with probability
+    ``target``: the smallest n with ``graded_mde(n) <= difference``."""
+    d = abs(difference)
+    if d <= 0 or not spread.sd > 0:
+        return None
+    return int(np.ceil(((stats.norm.ppf(1 - level) + stats.norm.ppf(target)) * spread.sd / d) ** 2))
 
 
 def measured(a: np.ndarray, b: np.ndarray) -> float:

@@ -89,6 +89,20 @@ def resampled_difference(a: ItemData, b: ItemData, *, seed: int, n_samples: int 
     return a.resampled_scores(n_samples, seed) - b.resampled_scores(n_samples, seed)
 
 
+def difference_spread(data_a: ItemData, data_b: ItemData, *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples
+                      ) -> tuple[float, int] | None:
+    """A pilot's spread of a - b per item, on the items both sides hold: the resampled difference's standard error
+    times the square root of their number (so that ``n`` items would give ``sd / sqrt(n)``), and that number; None
+    with fewer than two shared items or no spread. A corpus statistic (BLEU, chrF over the corpus) has no per-item
+    value: its standard error is taken to shrink as ``1 / sqrt(n)`` all the same, as a mean's does."""
+    common = sorted(set(data_a.ids) & set(data_b.ids))
+    if len(common) < 2:
+        return None
+    _, _, se = difference_summary(resampled_difference(data_a.subset(common), data_b.subset(common), seed=seed,
+                                                       n_samples=n_samples), 0.95)
+    return (se * float(np.sqrt(len(common))), len(common)) if se > 0 else None
+
+
 def difference_summary(differences: np.ndarray, confidence: float) -> tuple[float, float, float]:
     """The percentile interval of resampled differences and their standard error (NaN from fewer than two)."""
     low, high = percentile_interval(differences, confidence)
@@ -225,8 +239,8 @@ def pairwise(raw: Mapping[Combo, list[dict]], scores: dict[Combo, dict] | None =
                                         confidence=confidence)
             done += 1
             progress.tick(done)
-    return {"templates": correct(pd.DataFrame(rows["template"], columns=COLUMNS), alpha),
-            "models": correct(pd.DataFrame(rows["model"], columns=COLUMNS), alpha)}
+    return {"templates": correct(pd.DataFrame(rows["template"], columns=COLUMNS), alpha, n_samples),
+            "models": correct(pd.DataFrame(rows["model"], columns=COLUMNS), alpha, n_samples)}
 
 
 def _group_rows(key: tuple, members: dict[str, Combo], data: _ItemDataOf, scores: dict[Combo, dict], *, seed: int,
@@ -247,14 +261,14 @@ def _group_rows(key: tuple, members: dict[str, Combo], data: _ItemDataOf, scores
     return out
 
 
-def _mde(row: Any, alpha: float) -> float:
+def _mde(row: Any, alpha: float, samples: int) -> float:
     """The smallest difference the row's test could find with 80% power at its Holm level (``power.made_test_mde``);
-    NaN where the items show no discordance or the resamples no spread."""
-    found = made_test_mde(int(row.n_items), row.a_only, row.b_only, row.diff_se, alpha, int(row.family_size))
+    NaN where the items show no discordance, the resamples no spread, or too few resamples for the level."""
+    found = made_test_mde(int(row.n_items), row.a_only, row.b_only, row.diff_se, alpha, int(row.family_size), samples)
     return float("nan") if found is None else found
 
 
-def correct(frame: pd.DataFrame, alpha: float) -> pd.DataFrame:
+def correct(frame: pd.DataFrame, alpha: float, samples: int = DEFAULT_SETTINGS.samples) -> pd.DataFrame:
     """Holm-Bonferroni within each (comparison, task, metric) family, the p-values and the intervals beside them;
     says so in every row."""
     frame = frame.copy()
@@ -272,6 +286,6 @@ def correct(frame: pd.DataFrame, alpha: float) -> pd.DataFrame:
     frame[["adj_low", "adj_high"]] = [holm_level_interval(row.diff, row.diff_se, int(row.n_items), row.a_only,
                                                           row.b_only, alpha, int(row.family_size))
                                       for row in frame.itertuples(index=False)]
-    frame["mde"] = [_mde(row, alpha) for row in frame.itertuples(index=False)]
+    frame["mde"] = [_mde(row, alpha, samples) for row in frame.itertuples(index=False)]
     return frame.sort_values(["comparison", "task", "metric", "language", "fixed", "a", "b"],
                              kind="stable").reset_index(drop=True)

@@ -177,7 +177,7 @@ def compare_sides(a: tuple[dict, dict], b: tuple[dict, dict], *, seed: int = DEF
     for _, index in frame[frame["changed"]].groupby(["task", "metric"]).groups.items():
         frame.loc[index, "p_holm"] = holm(frame.loc[index, "p_value"].to_numpy(float))
         frame.loc[index, ["adj_low", "adj_high"]] = [_adjusted(frame.loc[i], alpha, len(index)) for i in index]
-        frame.loc[index, "mde"] = [_mde(frame.loc[i], alpha, len(index)) for i in index]
+        frame.loc[index, "mde"] = [_mde(frame.loc[i], alpha, len(index), n_samples) for i in index]
     frame["significant"] = frame["p_holm"].astype(float) < alpha
     return frame[COLUMNS]
 
@@ -191,10 +191,11 @@ def _adjusted(row: pd.Series, alpha: float, family_size: int) -> tuple[float, fl
     return metric.shown(-high), metric.shown(-low)
 
 
-def _mde(row: pd.Series, alpha: float, family_size: int) -> float:
+def _mde(row: pd.Series, alpha: float, family_size: int, samples: int) -> float:
     """The smallest difference the row's test could find with 80% power at its Holm level, on the shown scale
     (``power.made_test_mde``: an exact McNemar test's or a paired bootstrap's); NaN where it cannot be said."""
-    found = made_test_mde(int(row["n_items"]), row["a_only"], row["b_only"], row["delta_se"], alpha, family_size)
+    found = made_test_mde(int(row["n_items"]), row["a_only"], row["b_only"], row["delta_se"], alpha, family_size,
+                          samples)
     return float("nan") if found is None else get_metric(row["metric"]).shown(found)
 
 
