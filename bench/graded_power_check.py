@@ -9,7 +9,8 @@ prints ``power.graded_mde`` for the study's items at the test's Holm level. Each
 
 1. a pilot of ``pilot`` items, both sides with no true difference: side a's per-item score uniform on 0-1, side b's
    the same plus normal noise of sd ``noise`` (scores as F1 per item, outside 0-1 allowed: the test reads the mean);
-2. the MDE planned from that pilot for ``n`` items at alpha / m (Bonferroni: Holm's strictest step, as `plan`);
+2. the MDE planned from that pilot for ``n`` items at alpha / m (Bonferroni: Holm's strictest step, as `plan`), with
+   Student's t at the pilot's degrees of freedom (``power.graded_mde``);
 3. a study of ``n`` fresh items with a true difference of that MDE, tested at alpha / m.
 
 It prints the share of studies whose test finds the difference, and beside it the share when the MDE is planned
@@ -28,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "workflow"))
 from babeleval.analysis.bootstrap import ItemData  # noqa: E402
-from babeleval.analysis.power import Spread, corrected_alpha, graded_mde  # noqa: E402
+from babeleval.analysis.power import Spread, corrected_alpha, graded_mde, normal_mde  # noqa: E402
 from babeleval.analysis.significance import difference_spread, paired_bootstrap  # noqa: E402
 
 ALPHA = 0.05
@@ -47,7 +48,7 @@ def one_design(n: int, noise: float, family: int, pilot: int, trials: int, seed:
                ) -> dict[str, float]:
     level = corrected_alpha(ALPHA, family)
     rng = np.random.default_rng(seed)
-    true_mde = graded_mde(n, Spread(noise, "true", pilot), level)
+    true_mde = normal_mde(noise / np.sqrt(n), level)  # the spread known: no pilot's uncertainty
     found = found_true = 0
     planned = []
     for study in range(trials):

@@ -206,8 +206,9 @@ def test_a_graded_comparison_is_planned_from_a_pilots_spread_and_never_from_an_a
     row = planned(difference=0.05)  # 5 points
     assert (row.spread.source, row.spread.items) == ("pilot", 40)
     assert row.spread.sd == pytest.approx(25.0, rel=0.25)  # F1 on its 0-100 scale
+    # Student's t at the pilot's 39 degrees of freedom: its spread is itself an estimate
     assert row.mde == power.graded_mde(row.items, row.spread, row.alpha) == pytest.approx(
-        (stats.norm.ppf(1 - row.alpha) + stats.norm.ppf(0.8)) * row.spread.sd / math.sqrt(row.items))
+        (stats.t.ppf(1 - row.alpha, 39) + stats.t.ppf(0.8, 39)) * row.spread.sd / math.sqrt(row.items))
     assert power.graded_mde(row.needed, row.spread, row.alpha) <= 5.0 < power.graded_mde(row.needed - 1, row.spread,
                                                                                            row.alpha)
     frame = plan_cli.power_frame([row])

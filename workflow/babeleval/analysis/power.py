@@ -185,7 +185,7 @@ def graded_mde(items: int, spread: Spread, level: float, target: float = TARGET_
     """Before a run: the MDE of a paired bootstrap test on ``items`` items at ``level`` (already Holm's), its standard
     error extrapolated from a pilot's spread. None where there are no items. (The caller checks the resamples
     against ``resamples_needed``.)"""
-    return normal_mde(spread.sd / np.sqrt(items), level, target) if items > 0 else None
+    return _pilot_factor(spread, level, target) * spread.sd / np.sqrt(items) if items > 0 and spread.sd > 0 else None
 
 
 def graded_items_needed(difference: float, spread: Spread, level: float, target: float = TARGET_POWER) -> int | None:
@@ -194,7 +194,15 @@ def graded_items_needed(difference: float, spread: Spread, level: float, target:
     d = abs(difference)
     if d <= 0 or not spread.sd > 0:
         return None
-    return int(np.ceil(((stats.norm.ppf(1 - level) + stats.norm.ppf(target)) * spread.sd / d) ** 2))
+    return int(np.ceil((_pilot_factor(spread, level, target) * spread.sd / d) ** 2))
+
+
+def _pilot_factor(spread: Spread, level: float, target: float) -> float:
+    """``z(1 - level) + z(target)`` with Student's t in place of the normal at the pilot's degrees of freedom (its items
+    less one): a spread measured on few items is itself uncertain, and planning with it as if it were known would
+    find the planned difference less often than ``target`` (the pilot sizes in bench/graded_power_check.py)."""
+    df = max(1, spread.items - 1)
+    return float(stats.t.ppf(1 - level, df) + stats.t.ppf(target, df))
 
 
 def measured(a: np.ndarray, b: np.ndarray) -> float:

@@ -92,15 +92,17 @@ def resampled_difference(a: ItemData, b: ItemData, *, seed: int, n_samples: int 
 def difference_spread(data_a: ItemData, data_b: ItemData, *, seed: int, n_samples: int = DEFAULT_SETTINGS.samples
                       ) -> tuple[float, int] | None:
     """A pilot's spread of a - b per item, on the items both sides hold: the resampled difference's standard error
-    times the square root of their number (so that ``n`` items would give ``sd / sqrt(n)``), and that number; None
-    with fewer than two shared items or no spread. A corpus statistic (BLEU, chrF over the corpus) has no per-item
+    times the square root of their number (so that ``n`` items would give ``sd / sqrt(n)``), with Bessel's
+    correction (the bootstrap's own variance of a mean is the plug-in one, over ``n`` rather than ``n - 1``), and
+    that number; None with fewer than two shared items or no spread. A corpus statistic (BLEU, chrF over the corpus) has no per-item
     value: its standard error is taken to shrink as ``1 / sqrt(n)`` all the same, as a mean's does."""
     common = sorted(set(data_a.ids) & set(data_b.ids))
     if len(common) < 2:
         return None
     _, _, se = difference_summary(resampled_difference(data_a.subset(common), data_b.subset(common), seed=seed,
                                                        n_samples=n_samples), 0.95)
-    return (se * float(np.sqrt(len(common))), len(common)) if se > 0 else None
+    n = len(common)
+    return (se * n / float(np.sqrt(n - 1)), n) if se > 0 else None
 
 
 def difference_summary(differences: np.ndarray, confidence: float) -> tuple[float, float, float]:
