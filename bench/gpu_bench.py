@@ -5,6 +5,7 @@ generation throughput. Needs only torch, transformers and accelerate (lm-eval op
     bash bench/gpu.sh [--out DIR] [--items 900] [--gen-prompts 900] [--max-new-tokens 64]
                       [--mc-batch-size 64] [--lmeval-batch-size 64] [--gen-batch-size 128] [--budget-s 570]
                       [--dtype bfloat16|float32] [--torch-compile] [--save-logprobs]
+                      [--compiled | --no-compiled] [--compile-allow-s 300]
     bash bench/gpu.sh --cpu-check --out DIR   # the same code on a tiny model on the CPU (tests/test_bench_gpu.py)
 
 Steps, each timed on its own; a step that cannot run is listed under ``skipped`` with the reason (lm-eval
@@ -25,7 +26,15 @@ not importable, the time budget spent), and the others still run:
    each (random weights rarely stop early), through the backend's ``generate``; tokens per second
    beside vLLM's published figure;
 6. ``mc_vllm_<choices>``, ``generation_vllm``: babeleval's vLLM backend on the same model and items, where
-   vLLM is installed (not needed otherwise).
+   vLLM is installed (not needed otherwise);
+7. ``mc_compiled_<choices>`` (on a GPU by default; ``--no-compiled`` leaves it out, ``--compiled`` asks for it on
+   the CPU check): the hf backend again, loaded with its ``torch_compile`` setting, on the same items at the same
+   batch size: the warm-up batch and a first whole run (both compiling) timed apart, then the whole set timed as
+   the eager steps are; its log-probs against the eager run's. It runs last, so a compile that outlasts the
+   machine's time costs no other figure, and starts only while ``--compile-allow-s`` seconds (300) are left of
+   ``--budget-s`` plus that allowance: give the command a limit of the budget plus the allowance.
+
+The JSON and the Markdown are rewritten after every step, so a run stopped from outside keeps what it measured.
 
 What the forward passes run is counted by a hook on the model, whichever harness calls it: input
 positions (padding included), attended (query, key) pairs, logit rows, and (CUDA events) the device time
@@ -178,6 +187,7 @@ class Run:
     peak: float | None
     started: float = field(default_factory=time.perf_counter)
     report: dict = field(default_factory=dict)
+    on_step: Callable[[], None] | None = None  # called after each step (the files rewritten)
 
     def sync(self) -> None:
         if self.device == "cuda":
@@ -190,10 +200,12 @@ class Run:
         self.sync()
         return out, time.perf_counter() - started
 
-    def step(self, name: str, fn: Callable[[], dict | None]) -> dict | None:
+    def step(self, name: str, fn: Callable[[], dict | None], budget_s: float | None = None) -> dict | None:
+        """Runs ``fn`` as step ``name`` unless more than ``budget_s`` (default: the run's budget) is spent."""
         spent = time.perf_counter() - self.started
-        if spent > self.budget_s:
-            self.skip(name, f"time budget spent ({spent:.0f} s of {self.budget_s:.0f} s)")
+        budget = self.budget_s if budget_s is None else budget_s
+        if spent > budget:
+            self.skip(name, f"time budget spent ({spent:.0f} s of {budget:.0f} s)")
             return None
         if self.device == "cuda":
             self.torch.cuda.reset_peak_memory_stats()
@@ -202,6 +214,10 @@ class Run:
             if self.device == "cuda":
                 figures["peak_memory_gib"] = round(self.torch.cuda.max_memory_allocated() / 2**30, 2)
             self.report.setdefault("steps", {})[name] = figures
+        print(f"[{time.perf_counter() - self.started:.0f} s] {name}: "
+              f"{'done' if figures is not None else 'no figures'}", file=sys.stderr, flush=True)
+        if self.on_step is not None:
+            self.on_step()
         return figures
 
     def skip(self, name: str, reason: str) -> None:
@@ -263,18 +279,36 @@ def release(run: Run) -> None:
         run.torch.cuda.empty_cache()
 
 
-def mc_ours(run: Run, backend: Any, rows: list[dict], choices: str, out: dict) -> dict:
+def mc_ours(run: Run, backend: Any, rows: list[dict], choices: str, out: dict, whole_warmup: bool = False) -> dict:
+    """The warm-up batch, then (``whole_warmup``) a first whole run, each timed apart; then the whole set timed."""
     from babeleval.generate.backends.base import LoglikelihoodRequest
 
     requests = [LoglikelihoodRequest(c, tuple(x)) for _, c, x in prompts.requests(rows, choices)]
     _, first = run.timed(lambda: backend.loglikelihood(requests[: backend.batch_size]))
+    warm = {}
+    if whole_warmup:
+        warm["first_run_s"] = round(run.timed(lambda: backend.loglikelihood(requests))[1], 3)
     counter = ForwardCounter(backend.scoring_model)  # the module the passes call (compiled or not)
     counter.start()
     results, seconds = run.timed(lambda: backend.loglikelihood(requests))
     counter.stop()
     out[choices] = [r.logprobs for r in results]
-    return {"items": len(rows), "batch_size": backend.batch_size, "first_batch_s": round(first, 3),
+    return {"items": len(rows), "batch_size": backend.batch_size, "first_batch_s": round(first, 3), **warm,
             "seconds": round(seconds, 3), "items_per_s": round(len(rows) / seconds, 1), **run.rate(counter, seconds)}
+
+
+def mc_compiled(run: Run, backend: Any, rows: list[dict], choices: str, eager: list[list[float]] | None,
+                out: dict) -> dict:
+    """``mc_ours`` through the compiled passes: the warm-up batch and a first whole run (both may compile) timed
+    apart, then the whole set timed; the log-probs against the eager run's."""
+    figures = mc_ours(run, backend, rows, choices, out, whole_warmup=True)
+    if eager is not None:
+        differences = [abs(a - b) for x, y in zip(eager, out[choices]) for a, b in zip(x, y)]
+        same = sum(max(range(4), key=x.__getitem__) == max(range(4), key=y.__getitem__)
+                   for x, y in zip(eager, out[choices]))
+        figures.update(largest_logprob_difference_from_eager=float(f"{max(differences):.3g}"),
+                       same_argmax_as_eager=f"{same} / {len(rows)}")
+    return figures
 
 
 def mc_lmeval(run: Run, lm: Any, rows: list[dict], choices: str, ours: list[list[float]], batch: int,
@@ -369,6 +403,7 @@ def measure(run: Run, args: argparse.Namespace, dtype: Any, shape: dict, n: int,
     release(run)
     theirs = lmeval_side(run, args, rows, ours, where)
     vllm_side(run, args, rows, where)
+    compiled_side(run, args, rows, ours, where)
     if args.save_logprobs:
         run.report["logprobs"] = {**{f"ours_{c}": v for c, v in ours.items()},
                                   **{f"lmeval_{c}": v for c, v in theirs.items()}}
@@ -395,6 +430,44 @@ def lmeval_side(run: Run, args: argparse.Namespace, rows: list[dict], ours: dict
     lm = None  # the GPU to vLLM, whole
     release(run)
     return theirs
+
+
+def compiled_side(run: Run, args: argparse.Namespace, rows: list[dict], ours: dict[str, list], where: Path) -> None:
+    """The hf backend with its ``torch_compile`` setting on the same items and batch size, after every other step."""
+    names = [f"mc_compiled_{c}" for c in prompts.CHOICES]
+    if not args.compiled:
+        for name in names:
+            run.skip(name, "not asked for (--no-compiled; --compiled asks for it)")
+        return
+    if args.torch_compile:
+        for name in names:
+            run.skip(name, "--torch-compile: the mc_ours steps are the compiled ones")
+        return
+    budget = run.budget_s  # started only while the allowance for compiling is left of the budget plus it
+    spent = time.perf_counter() - run.started
+    if spent > budget:
+        for name in names:
+            run.skip(name, f"time budget spent ({spent:.0f} s of {budget:.0f} s; {args.compile_allow_s:.0f} s are "
+                           "kept for compiling after it)")
+        return
+    from babeleval.generate.backends.config import HFConfig
+    from babeleval.generate.backends.hf import HFBackend
+
+    config = HFConfig(model=str(where), device=run.device, dtype=args.dtype, batch_size=args.mc_batch_size,
+                      torch_compile=True)
+    backend, load_s = run.timed(lambda: HFBackend(config, str(where)))
+    run.report["steps"]["model"]["compiled_load_s"] = round(load_s, 2)
+    compiled: dict[str, list] = {}
+    for choices in prompts.CHOICES:
+        # after the budget, the allowance for compiling: a step that started within it may run on
+        run.step(f"mc_compiled_{choices}",
+                 lambda c=choices: mc_compiled(run, backend, rows, c, ours.get(c), compiled),
+                 budget_s=budget + args.compile_allow_s)
+    from torch._dynamo.utils import counters
+
+    run.report["dynamo_stats"] = {k: v for k, v in counters["stats"].items()}
+    backend = None
+    release(run)
 
 
 def vllm_side(run: Run, args: argparse.Namespace, rows: list[dict], where: Path) -> None:
@@ -426,10 +499,11 @@ def vllm_mc(run: Run, backend: Any, requests: list) -> dict:
             "items_per_s": round(len(requests) / seconds, 1)}
 
 
-def speedups(report: dict) -> dict:
+def speedups(report: dict, ours: str = "mc_ours", theirs: str = "mc_lmeval") -> dict:
+    """Per choice format, ``theirs``' seconds over ``ours``' (the same items, the same run)."""
     steps = report.get("steps", {})
-    return {choices: round(steps[f"mc_lmeval_{choices}"]["seconds"] / steps[f"mc_ours_{choices}"]["seconds"], 2)
-            for choices in prompts.CHOICES if f"mc_lmeval_{choices}" in steps and f"mc_ours_{choices}" in steps}
+    return {choices: round(steps[f"{theirs}_{choices}"]["seconds"] / steps[f"{ours}_{choices}"]["seconds"], 2)
+            for choices in prompts.CHOICES if f"{theirs}_{choices}" in steps and f"{ours}_{choices}" in steps}
 
 
 def markdown(report: dict) -> str:
@@ -442,14 +516,26 @@ def markdown(report: dict) -> str:
              "| step | batch | first batch s | seconds | in passes s | items/s | positions/s | TFLOP/s | of peak | "
              "of matmul | TFLOP/s in passes | peak GiB | lm-eval s / ours s |",
              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    ratio = speedups(report)
+    ratios = {"mc_ours": speedups(report), "mc_compiled": speedups(report, "mc_compiled")}
     for name, s in steps.items():
-        if name.startswith(("mc_ours", "mc_lmeval")):
-            choices = name.rsplit("_", 1)[1]
-            lines.append(f"| {name} | {s['batch_size']} | {s['first_batch_s']} | {s['seconds']} | {s['forward_s']} | "
+        if name.startswith(("mc_ours", "mc_lmeval", "mc_compiled")):
+            side, choices = name.rsplit("_", 1)
+            first = f"{s['first_batch_s']}" + (f" + {s['first_run_s']}" if "first_run_s" in s else "")
+            lines.append(f"| {name} | {s['batch_size']} | {first} | {s['seconds']} | {s['forward_s']} | "
                          f"{s['items_per_s']} | {s['positions_per_s']} | {s['tflops']} | {s['fraction_of_peak']} | "
                          f"{s['fraction_of_measured_matmul']} | {s['forward_tflops']} | {s.get('peak_memory_gib')} | "
-                         f"{ratio.get(choices, '') if name.startswith('mc_ours') else ''} |")
+                         f"{ratios.get(side, {}).get(choices, '')} |")
+    compiled = speedups(report, "mc_compiled", "mc_ours")
+    if compiled:
+        lines += ["", "Compiled (`torch_compile`) against eager, the same items and batch size: eager s / compiled s "
+                      + ", ".join(f"{c} {r}" for c, r in compiled.items()) + "; the first batch and a first whole "
+                      "run (compiling) are timed apart (\"first batch s\": batch + run)."]
+    for name, s in steps.items():
+        if name.startswith("mc_compiled") and "largest_logprob_difference_from_eager" in s:
+            lines.append(f"\n{name}: largest log-prob difference from eager {s['largest_logprob_difference_from_eager']}, "
+                         f"same argmax {s['same_argmax_as_eager']}.")
+    if report.get("dynamo_stats"):
+        lines.append(f"\ntorch.compile: {report['dynamo_stats']}")
     if "matmul" in steps:
         m = steps["matmul"]
         lines += ["", f"bf16 matmul ({m['n']}^3): {m['measured_tflops']} TFLOP/s measured; published dense peak "
@@ -492,6 +578,10 @@ def main(argv: list[str] | None = None) -> dict:
                         help="what both harnesses load the (bf16) weights in: float32 separates bf16 rounding from "
                              "a real difference")
     parser.add_argument("--torch-compile", action="store_true", help="ours: the hf backend's torch_compile setting")
+    parser.add_argument("--compiled", action=argparse.BooleanOptionalAction, default=None,
+                        help="the mc_compiled steps, last (default: on a GPU; off on the CPU check)")
+    parser.add_argument("--compile-allow-s", type=float, default=300,
+                        help="seconds allowed for compiling after --budget-s (the mc_compiled steps)")
     parser.add_argument("--save-logprobs", action="store_true", help="every choice's log-prob into the JSON")
     parser.add_argument("--cpu-check", action="store_true", help="a tiny model on the CPU: checks the script runs")
     args = parser.parse_args(argv)
@@ -500,6 +590,8 @@ def main(argv: list[str] | None = None) -> dict:
     import transformers
 
     device, dtype, shape, n = setting(args, torch)
+    if args.compiled is None:
+        args.compiled = device == "cuda"
     name = torch.cuda.get_device_name(0) if device == "cuda" else f"CPU ({platform.processor() or platform.machine()})"
     run = Run(torch, device, args.budget_s, published_peak(name) if device == "cuda" else None)
     HFLM, _ = import_lmeval()
@@ -508,8 +600,10 @@ def main(argv: list[str] | None = None) -> dict:
                        "transformers": transformers.__version__,
                        "lm_eval": _version("lm_eval") if HFLM is not None else None,
                        "model_shape": "Llama-3-8B" if shape is LLAMA3_8B else "tiny (CPU check)",
-                       "dtype": args.dtype, "torch_compile": args.torch_compile, "items": args.items, "steps": {}})
+                       "dtype": args.dtype, "torch_compile": args.torch_compile, "compiled": args.compiled,
+                       "items": args.items, "steps": {}})
     where = scratch_dir(16.1 if shape is LLAMA3_8B else 0.1)
+    run.on_step = lambda: write(run, Path(args.out), quiet=True)
     try:
         measure(run, args, dtype, shape, n, where)
     except BaseException as exc:  # what was measured before the failure is still written; the run still fails
@@ -521,15 +615,18 @@ def main(argv: list[str] | None = None) -> dict:
     return run.report
 
 
-def write(run: Run, out: Path) -> None:
+def write(run: Run, out: Path, quiet: bool = False) -> None:
     run.report["lmeval_over_ours"] = speedups(run.report)
+    run.report["lmeval_over_compiled"] = speedups(run.report, "mc_compiled")
+    run.report["eager_over_compiled"] = speedups(run.report, "mc_compiled", "mc_ours")
     peaks = [s["peak_memory_gib"] for s in run.report["steps"].values() if "peak_memory_gib" in s]
     run.report["peak_memory_gib"] = max(peaks) if peaks else None
     run.report["total_s"] = round(time.perf_counter() - run.started, 1)
     out.mkdir(parents=True, exist_ok=True)
     (out / "gpu_bench.json").write_text(json.dumps(run.report, indent=1) + "\n", encoding="utf-8")
     (out / "gpu_bench.md").write_text(markdown(run.report), encoding="utf-8")
-    print(markdown(run.report))
+    if not quiet:
+        print(markdown(run.report))
 
 
 def _version(package: str) -> str | None:
