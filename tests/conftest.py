@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+# Two pytest workers on two cores, each starting Snakemake runs: torch's idle OpenMP threads sleep rather than spin,
+# as they do in a workflow job (babeleval.core.cpu_threads); here it also covers the tests that load a model in
+# this process. OpenMP reads it when torch loads, so before any test module imports torch.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import pytest
 import yaml
