@@ -17,8 +17,9 @@ from scipy.special import expit
 
 from babeleval.prompts.budget_design import Budget, choose_cells, choose_study, short_budget
 from babeleval.analysis.budget_estimate import (STATISTICS, SUPPORTED_ITEMS, Study, _groups, checks, estimate,
-                                               exhaustive, fitted, outcome_grids)
+                                               exhaustive, fitted, fitted_items, outcome_grids, variant_effects)
 from babeleval.analysis.budget_fit import design_matrix, fit
+from babeleval.analysis.budget_heldout import held_out
 from babeleval.core.errors import ConfigError, DataError
 from conftest import ROOT
 
@@ -251,3 +252,43 @@ def test_the_worst_of_fifty_variants_through_six_items_is_not_given_a_narrow_int
     rows = sim.study_rows(sim.Truth(variants=50, items=300), fraction=0.02, confidence=0.9, seed=1, replicates=10)
     worst = rows.set_index("statistic").loc["worst"]
     assert worst["check"] != "" and worst["width"] > 0.1, worst
+
+
+def test_a_cells_item_offset_is_held_out_from_the_variants_outcomes_on_the_item_in_every_language():
+    """Item-parallel languages: each evaluated cell's offset is one Newton step on its item's block (shared effect
+    and a deviation a language) with every outcome of the cell's variant on that item removed, as a dense solve of
+    that block gives it; with one language, the cell's own outcome only."""
+    observed, study = small_study(3)
+    grids = outcome_grids(observed, study)
+    model = fitted(grids, study).fit
+    items, effects = fitted_items(model, study), variant_effects(model, study)
+    var_b, var_e = model.variances["item"], model.variances["item x language"]
+    found = held_out(list(grids.values()), items, effects, var_b, var_e, parallel=True)
+    values = list(grids.values())
+    for position, language in enumerate(grids):
+        rows, cols = np.nonzero(~np.isnan(values[position]))
+        for cell in (0, len(rows) // 2, len(rows) - 1):
+            variant, item = rows[cell], cols[cell]
+            hessian = np.diag([1 / var_b] + [1 / var_e] * 3)
+            gradient = np.zeros(4)
+            for k, grid in enumerate(values):  # the item's cells in every language
+                for other in np.nonzero(~np.isnan(grid[:, item]))[0]:
+                    p = expit(effects[other, k] + items[k].offset[item])
+                    x = np.eye(4)[0] + np.eye(4)[1 + k]
+                    if other == variant:
+                        gradient -= (grid[other, item] - p) * x
+                    else:
+                        hessian += p * (1 - p) * np.outer(x, x)
+            x = np.eye(4)[0] + np.eye(4)[1 + position]
+            step = np.linalg.solve(hessian, gradient)
+            assert np.isclose(found[position].offset[cell], items[position].offset[item] + x @ step)
+            assert np.isclose(found[position].variance[cell], x @ np.linalg.solve(hessian, x))
+    one, one_study = small_study(1)
+    grid = outcome_grids(one, one_study)["l0"]
+    model = fitted({"l0": grid}, one_study).fit
+    items, effects = fitted_items(model, one_study), variant_effects(model, one_study)
+    cell = held_out([grid], items, effects, model.variances["item"], 0.0, parallel=True)[0]
+    rows, cols = np.nonzero(~np.isnan(grid))
+    p = expit(effects[rows, 0] + items[0].offset[cols])
+    precision = 1 / items[0].variance[cols] - p * (1 - p)
+    assert np.allclose(cell.offset, items[0].offset[cols] - (grid[rows, cols] - p) / precision)

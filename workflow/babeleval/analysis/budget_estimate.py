@@ -37,6 +37,7 @@ from scipy.special import expit
 from ..core.errors import DataError
 
 from .budget_fit import Fit, Group, fit
+from .budget_heldout import held_out
 from .budget_prior import Items, VariantPosterior, variant_posterior
 
 QUANTILES = {"q05": 0.05, "q25": 0.25, "q50": 0.50, "q75": 0.75, "q95": 0.95}
@@ -173,8 +174,10 @@ def fitted(grids: dict[str, np.ndarray], study: Study, like: Model | None = None
     deviations' spread are kept (not estimated again) and whose mode the fit starts from."""
     groups, y = _groups(grids, study)
     model = fit(groups, y) if like is None else fit(groups, y, variances=like.fit.variances, start=like.fit.theta)
-    items = fitted_items(model, study)
-    posterior = variant_posterior(list(grids.values()), items, variant_effects(model, study),
+    items, effects = fitted_items(model, study), variant_effects(model, study)
+    cells = held_out(list(grids.values()), items, effects, model.variances["item"],
+                     model.variances.get("item x language", 0.0), study.parallel)
+    posterior = variant_posterior(list(grids.values()), items, cells, effects,
                                   model.variances.get("variant x language", 0.0),
                                   None if like is None else like.posterior.spread)
     return Model(model, items, posterior)

@@ -98,22 +98,17 @@ def _lattice(center: np.ndarray) -> np.ndarray:
     return np.linspace(float(np.min(center)) - REACH, float(np.max(center)) + REACH, LATTICE_POINTS)
 
 
-def _tables(grid: np.ndarray, items: Items, effects: np.ndarray, lattice: np.ndarray) -> tuple[np.ndarray, ...]:
+def _tables(grid: np.ndarray, items: Items, cells: Items, lattice: np.ndarray) -> tuple[np.ndarray, ...]:
     """One language's log-likelihood, and the expected correct and its variance among the cells not evaluated,
-    per variant at every lattice point: three V x T tables (``effects``: the fit's V variant effects).
+    per variant at every lattice point: three V x T tables.
 
-    A variant's own outcome on an item went into that item's fitted effect, which then explains part of it:
-    with a few variants an item, the variants would look closer to each other than they are, and the prior
-    would come out too narrow. Each evaluated cell therefore sees its item's offset without its own outcome
-    (one Newton step back: the offset moves by its variance times the cell's residual).
+    Each evaluated cell is read against ``cells``: its item's offset without the variant's own outcomes on the
+    item (``budget_heldout``), which an item fitted on them would otherwise partly explain, making the variants
+    look closer to each other than they are and the prior too narrow.
     """
     rows, cols = np.nonzero(~np.isnan(grid))
     outcome = grid[rows, cols]
-    fitted = expit(effects[rows] + items.offset[cols])
-    precision = np.maximum(1 / items.variance[cols] - fitted * (1 - fitted), 1e-3)  # without the cell
-    offset = items.offset[cols] - (outcome - fitted) / precision
-    slope = Items(offset, 1 / precision).slope()
-    logits = slope[:, None] * (lattice[None, :] + offset[:, None])
+    logits = cells.slope()[:, None] * (lattice[None, :] + cells.offset[:, None])
     loglik = -np.logaddexp(0, np.where(outcome[:, None] == 1, -logits, logits))
     pick = sparse.csr_matrix((np.ones(len(rows)), (rows, np.arange(len(rows)))), shape=(grid.shape[0], len(rows)))
     every = expit(items.slope()[:, None] * (lattice[None, :] + items.offset[:, None]))
@@ -132,18 +127,19 @@ def _at(table: np.ndarray, lattice: np.ndarray, points: np.ndarray) -> np.ndarra
     return table[:, low] * (1 - share) + table[:, low + 1] * share
 
 
-def variant_posterior(grids: list[np.ndarray], items: list[Items], effects: np.ndarray,
+def variant_posterior(grids: list[np.ndarray], items: list[Items], cells: list[Items], effects: np.ndarray,
                       deviation_variance: float, spread: float | None = None) -> VariantPosterior:
     """The variants' posterior under the grid prior fitted to them.
 
     ``grids``: per language, variants x items of outcomes (NaN: not evaluated); ``items``: per language, the
-    fitted items; ``effects``: V x L of the fit's variant effects (where the lattice is put);
+    fitted items; ``cells``: per language, each evaluated cell's item offset held out from the variant
+    (``budget_heldout.held_out``); ``effects``: V x L of the fit's variant effects (where the lattice is put);
     ``deviation_variance``: the fit's variance of a variant's deviation in a language (the candidates' scale);
     ``spread``: the deviations' standard deviation, where already chosen (no candidates are compared).
     """
     lattice = _lattice(effects)
-    tables = [_tables(grid, language_items, effects[:, position], lattice)
-              for position, (grid, language_items) in enumerate(zip(grids, items))]
+    tables = [_tables(grid, language_items, language_cells, lattice)
+              for grid, language_items, language_cells in zip(grids, items, cells)]
     fitted = np.sqrt(max(deviation_variance, 0.0))
     candidates = [0.0] if len(grids) == 1 else [spread] if spread is not None else [fitted * factor for factor
                                                                                     in DEVIATION_FACTORS]
