@@ -17,7 +17,8 @@ from scipy.special import expit
 
 from babeleval.prompts.budget_design import Budget, choose_cells, choose_study, short_budget
 from babeleval.analysis.budget_estimate import (STATISTICS, SUPPORTED_ITEMS, Study, _groups, checks, estimate,
-                                               exhaustive, fitted, fitted_items, outcome_grids, variant_effects)
+                                               exhaustive, fitted, fitted_items, model_is_closer, outcome_grids,
+                                               variant_effects)
 from babeleval.analysis.budget_fit import design_matrix, fit
 from babeleval.analysis.budget_heldout import held_out
 from babeleval.core.errors import ConfigError, DataError
@@ -204,8 +205,11 @@ def test_several_languages_are_estimated_each_with_its_own_interval():
                           replicates=5)
     assert set(rows["language"]) == {"l0", "l1", "l2"}
     assert (rows["low"] <= rows["estimate"]).all() and (rows["estimate"] <= rows["high"]).all()
-    mean = rows[rows["statistic"] == "mean"]  # as close as the plain mean of the same cells, and covered
-    assert ((mean["error"] - mean["plain_error"]).abs() < 0.01).all() and mean["covered"].all(), mean
+    # as close as the plain mean of the same cells, and never off by more than twice its half-width (one study's
+    # three 90% intervals all cover only about 73% of the time: coverage is the suite's to measure, over 100)
+    mean = rows[rows["statistic"] == "mean"]
+    assert ((mean["error"] - mean["plain_error"]).abs() < 0.01).all(), mean
+    assert (mean["error"].abs() <= mean["high"] - mean["low"]).all(), mean
 
 
 def test_languages_with_their_own_items_are_estimated_from_their_own_draws():
@@ -292,3 +296,22 @@ def test_a_cells_item_offset_is_held_out_from_the_variants_outcomes_on_the_item_
     p = expit(effects[rows, 0] + items[0].offset[cols])
     precision = 1 / items[0].variance[cols] - p * (1 - p)
     assert np.allclose(cell.offset, items[0].offset[cols] - (grid[rows, cols] - p) / precision)
+
+
+def test_fewer_variants_than_the_prior_needs_are_estimated_by_their_plain_mean():
+    """Five variants: a prior learned from five points is not shown better than each variant's own cells
+    (bench/RESULTS.md), so every statistic is the plain mean's, with its simulated interval."""
+    sim = load_sim()
+    rows = sim.study_rows(sim.Truth(variants=5, items=300), fraction=0.1, confidence=0.9, seed=2, replicates=6)
+    assert (rows["method"] == "plain mean").all(), rows
+    assert np.allclose(rows["error"], rows["plain_error"]) and (rows["high"] > rows["low"]).all()
+
+
+def test_the_model_is_chosen_only_where_it_gains_in_both_simulated_worlds():
+    """Even simulated studies draw the variants from the grid posterior, odd ones from the normal fit: a gain on
+    the first alone (a truth shaped like the grid prior) does not choose the model."""
+    plain = np.array([0.05, 0.05, 0.05, 0.05, 0.05, 0.05])
+    assert model_is_closer(np.array([0.01, 0.02, 0.01, 0.02, 0.01, 0.02]), plain)
+    worse_on_odd = np.array([0.0, 0.051, 0.0, 0.051, 0.0, 0.051])  # pooled, the gain exceeds its standard error
+    gain = plain ** 2 - worse_on_odd ** 2
+    assert gain.mean() > gain.std(ddof=1) / np.sqrt(6) and not model_is_closer(worse_on_odd, plain)
