@@ -308,10 +308,28 @@ def test_fewer_variants_than_the_prior_needs_are_estimated_by_their_plain_mean()
 
 
 def test_the_model_is_chosen_only_where_it_gains_in_both_simulated_worlds():
-    """Even simulated studies draw the variants from the grid posterior, odd ones from the normal fit: a gain on
+    """Even simulated studies draw the variants from the grid posterior, odd ones from a truth with no atoms: a gain on
     the first alone (a truth shaped like the grid prior) does not choose the model."""
     plain = np.array([0.05, 0.05, 0.05, 0.05, 0.05, 0.05])
     assert model_is_closer(np.array([0.01, 0.02, 0.01, 0.02, 0.01, 0.02]), plain)
     worse_on_odd = np.array([0.0, 0.051, 0.0, 0.051, 0.0, 0.051])  # pooled, the gain exceeds its standard error
     gain = plain ** 2 - worse_on_odd ** 2
     assert gain.mean() > gain.std(ddof=1) / np.sqrt(6) and not model_is_closer(worse_on_odd, plain)
+
+
+def test_a_variant_alone_at_a_perfect_score_is_read_against_the_others_not_its_own_mass():
+    """Heavy tails at 5% (15 items a variant): a variant that got every one of its items right, among ordinary
+    variants at about 75%, is not taken for a perfect one (the grid prior would give it a mass of its own, which
+    only its own cells support), while the three catastrophic variants, which support each other's mass, stay
+    near 0."""
+    sim = load_sim()
+    truth = sim.Truth(variants=50, items=300, intercept=1.2, variant_sd=0.3, catastrophic=3)
+    study, full = sim.simulate(truth, np.random.default_rng(1))
+    observed = sim.designed(study, full, 0.05, seed=1)
+    grid = outcome_grids(observed, study)["l0"]
+    perfect = np.nanmean(grid, axis=1) == 1
+    assert perfect.sum() == 1  # the case this test is about
+    scores = fitted({"l0": grid}, study).posterior.draw_scores(200, np.random.default_rng(0)).mean(axis=0)[0]
+    true = outcome_grids(full, study)["l0"].mean(axis=1)
+    assert abs(scores[perfect][0] - true[perfect][0]) < 0.1, (scores[perfect], true[perfect])
+    assert (scores[true < 0.05] < 0.03).all(), scores[true < 0.05]

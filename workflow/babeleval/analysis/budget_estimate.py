@@ -12,12 +12,14 @@ elsewhere. Each statistic (the mean over variants, the 5/25/50/75/95% quantiles 
 best, the worst and the spread) is estimated by its posterior mean over draws of the variants' scores.
 
 Intervals are calibrated, not asymptotic (``calibrated``): studies are simulated from the fitted model (each
-variant's effect and each item's drawn from their posteriors, every cell of the grid drawn from its probability),
-the same design's cells are estimated again, and the errors against each simulated study's exhaustive values give
-the interval's half-width (their root-mean-square, times Student's t). The same simulations score the plain
+variant's effect drawn from the grid posterior in half of them and, in the other half, from a truth with no
+atoms (``smooth_effects``), each item's from its posterior, every cell of the grid drawn from its probability), the same
+design's cells are estimated again, and the errors against each simulated study's exhaustive values give the
+interval's half-width (their root-mean-square, times Student's t). The same simulations score the plain
 per-variant mean (each variant's observed accuracy); a statistic is estimated by the model only where its errors
-there are smaller beyond the simulations' own noise (``model_is_closer``), else by the plain mean (``method``), so
-the estimate is never knowingly worse than the plain mean. With
+there are smaller beyond the simulations' own noise and in both halves (``model_is_closer``), else by the plain
+mean (``method``), so the estimate is never knowingly worse than the plain mean; fewer than
+``SUPPORTED_VARIANTS`` variants are estimated by the plain mean throughout. With
 every cell evaluated, every simulated error is 0 and the estimate is the exhaustive value.
 
 Each row says how far it can be trusted (``check``): too few items a variant for the method, an interval that
@@ -200,14 +202,19 @@ def plain_statistics(grids: dict[str, np.ndarray]) -> np.ndarray | None:
 
 
 def smooth_effects(model: Model, study: Study, rng: np.random.Generator) -> np.ndarray:
-    """Variants x languages of effects drawn from the first stage's normal-prior fit: each variant's mode plus its
-    posterior spread. A truth with no atoms, unlike the grid prior's draws (``simulated_study``)."""
+    """Variants x languages of effects with no atoms, unlike the grid prior's draws (``simulated_study``): each
+    variant's posterior mean under the grid prior (so a variant the data put far from the others stays there),
+    plus a normal draw of the first stage's posterior spread of its effect (its mode's uncertainty under the
+    normal prior)."""
     count = len(study.items)
     spread = model.fit.variance_of("variant")[:, None]
     if count > 1:
         spread = spread + model.fit.variance_of("variant x language").reshape(-1, count)
-    effects = variant_effects(model.fit, study)
-    return effects + np.sqrt(spread) * rng.standard_normal(effects.shape)
+    posterior = model.posterior
+    mean = posterior.posterior @ posterior.grid  # V
+    deviation = np.einsum("vg,vlgq,q->vl", posterior.posterior, posterior.conditional, posterior.deviations)
+    centre = mean[:, None] + deviation
+    return centre + np.sqrt(spread) * rng.standard_normal(centre.shape)
 
 
 def simulated_study(model: Model, grids: dict[str, np.ndarray], rng: np.random.Generator,
@@ -242,8 +249,8 @@ def calibrated(model: Model, grids: dict[str, np.ndarray], study: Study, replica
     """The errors of the estimate and of the plain mean on ``replicates`` studies simulated from the fit
     (``simulated_study``), each estimated again from the same design's cells.
 
-    Half of the studies draw the variants from the grid posterior, the other half from the first stage's normal
-    fit (``smooth_effects``). Studies drawn only from the grid prior would take its shape for the truth: a
+    Half of the studies draw the variants from the grid posterior, the other half from a truth with no atoms
+    (``smooth_effects``). Studies drawn only from the grid prior would take its shape for the truth: a
     truth lumped where the grid prior put its mass is one the grid prior estimates well, so the simulations
     would find the model closer, and its intervals narrower, than on a truth of another shape (200 variants:
     the median by the model 1.7 times the plain mean's error, chosen on such simulations). Where the two
@@ -268,8 +275,8 @@ def model_is_closer(model: np.ndarray, plain: np.ndarray) -> bool:
     """Whether the model's errors on the simulated studies are smaller than the plain mean's beyond the noise of
     so few simulations: the mean gain in squared error exceeds its standard error (paired, study by study), and
     the model gains in each of the two worlds the studies were drawn from (``calibrated``: even studies from the
-    grid posterior, odd ones from the normal fit), so that a gain seen only on a truth shaped like the grid prior
-    does not choose it.
+    grid posterior, odd ones from a truth with no atoms), so that a gain seen only on a truth shaped like the
+    grid prior does not choose it.
 
     Where the two are about as close (the mean over variants, whose plain mean is already good; a variant near 0%
     that every draw puts there), the plain mean is kept: a model chosen on the noise of ten simulations would be
