@@ -13,6 +13,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 from scipy.special import expit
 
 from babeleval.prompts.budget_design import Budget, choose_cells, choose_study, short_budget
@@ -312,9 +313,15 @@ def test_the_model_is_chosen_only_where_it_gains_in_both_simulated_worlds():
     the first alone (a truth shaped like the grid prior) does not choose the model."""
     plain = np.array([0.05, 0.05, 0.05, 0.05, 0.05, 0.05])
     assert model_is_closer(np.array([0.01, 0.02, 0.01, 0.02, 0.01, 0.02]), plain)
-    worse_on_odd = np.array([0.0, 0.051, 0.0, 0.051, 0.0, 0.051])  # pooled, the gain exceeds its standard error
+    worse_on_odd = np.array([0.0, 0.051, 0.0, 0.051, 0.0, 0.051])  # pooled, the paired t test passes
     gain = plain ** 2 - worse_on_odd ** 2
-    assert gain.mean() > gain.std(ddof=1) / np.sqrt(6) and not model_is_closer(worse_on_odd, plain)
+    assert gain.mean() > stats.t.ppf(0.95, 5) * gain.std(ddof=1) / np.sqrt(6)
+    assert not model_is_closer(worse_on_odd, plain)
+    # a gain above one standard error, and in both worlds, but below the paired t test's 5% level: noise
+    noisy = np.array([0.0, 0.04, 0.07, 0.0, 0.03, 0.045])
+    gain = plain ** 2 - noisy ** 2
+    assert gain.std(ddof=1) / np.sqrt(6) < gain.mean() < stats.t.ppf(0.95, 5) * gain.std(ddof=1) / np.sqrt(6)
+    assert gain[0::2].mean() > 0 and gain[1::2].mean() > 0 and not model_is_closer(noisy, plain)
 
 
 def test_a_variant_alone_at_a_perfect_score_is_read_against_the_others_not_its_own_mass():
