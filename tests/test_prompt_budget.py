@@ -13,12 +13,15 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 from scipy.special import expit
 
 from babeleval.prompts.budget_design import Budget, choose_cells, choose_study, short_budget
 from babeleval.analysis.budget_estimate import (STATISTICS, SUPPORTED_ITEMS, Study, _groups, checks, estimate,
-                                               exhaustive, fitted, outcome_grids)
+                                               exhaustive, fitted, fitted_items, model_is_closer, outcome_grids,
+                                               variant_effects)
 from babeleval.analysis.budget_fit import design_matrix, fit
+from babeleval.analysis.budget_heldout import held_out
 from babeleval.core.errors import ConfigError, DataError
 from conftest import ROOT
 
@@ -203,8 +206,11 @@ def test_several_languages_are_estimated_each_with_its_own_interval():
                           replicates=5)
     assert set(rows["language"]) == {"l0", "l1", "l2"}
     assert (rows["low"] <= rows["estimate"]).all() and (rows["estimate"] <= rows["high"]).all()
-    mean = rows[rows["statistic"] == "mean"]  # as close as the plain mean of the same cells, and covered
-    assert ((mean["error"] - mean["plain_error"]).abs() < 0.01).all() and mean["covered"].all(), mean
+    # as close as the plain mean of the same cells, and never off by more than twice its half-width (one study's
+    # three 90% intervals all cover only about 73% of the time: coverage is the suite's to measure, over 100)
+    mean = rows[rows["statistic"] == "mean"]
+    assert ((mean["error"] - mean["plain_error"]).abs() < 0.01).all(), mean
+    assert (mean["error"].abs() <= mean["high"] - mean["low"]).all(), mean
 
 
 def test_languages_with_their_own_items_are_estimated_from_their_own_draws():
@@ -251,3 +257,86 @@ def test_the_worst_of_fifty_variants_through_six_items_is_not_given_a_narrow_int
     rows = sim.study_rows(sim.Truth(variants=50, items=300), fraction=0.02, confidence=0.9, seed=1, replicates=10)
     worst = rows.set_index("statistic").loc["worst"]
     assert worst["check"] != "" and worst["width"] > 0.1, worst
+
+
+def test_a_cells_item_offset_is_held_out_from_the_variants_outcomes_on_the_item_in_every_language():
+    """Item-parallel languages: each evaluated cell's offset is one Newton step on its item's block (shared effect
+    and a deviation a language) with every outcome of the cell's variant on that item removed, as a dense solve of
+    that block gives it; with one language, the cell's own outcome only."""
+    observed, study = small_study(3)
+    grids = outcome_grids(observed, study)
+    model = fitted(grids, study).fit
+    items, effects = fitted_items(model, study), variant_effects(model, study)
+    var_b, var_e = model.variances["item"], model.variances["item x language"]
+    found = held_out(list(grids.values()), items, effects, var_b, var_e, parallel=True)
+    values = list(grids.values())
+    for position, language in enumerate(grids):
+        rows, cols = np.nonzero(~np.isnan(values[position]))
+        for cell in (0, len(rows) // 2, len(rows) - 1):
+            variant, item = rows[cell], cols[cell]
+            hessian = np.diag([1 / var_b] + [1 / var_e] * 3)
+            gradient = np.zeros(4)
+            for k, grid in enumerate(values):  # the item's cells in every language
+                for other in np.nonzero(~np.isnan(grid[:, item]))[0]:
+                    p = expit(effects[other, k] + items[k].offset[item])
+                    x = np.eye(4)[0] + np.eye(4)[1 + k]
+                    if other == variant:
+                        gradient -= (grid[other, item] - p) * x
+                    else:
+                        hessian += p * (1 - p) * np.outer(x, x)
+            x = np.eye(4)[0] + np.eye(4)[1 + position]
+            step = np.linalg.solve(hessian, gradient)
+            assert np.isclose(found[position].offset[cell], items[position].offset[item] + x @ step)
+            assert np.isclose(found[position].variance[cell], x @ np.linalg.solve(hessian, x))
+    one, one_study = small_study(1)
+    grid = outcome_grids(one, one_study)["l0"]
+    model = fitted({"l0": grid}, one_study).fit
+    items, effects = fitted_items(model, one_study), variant_effects(model, one_study)
+    cell = held_out([grid], items, effects, model.variances["item"], 0.0, parallel=True)[0]
+    rows, cols = np.nonzero(~np.isnan(grid))
+    p = expit(effects[rows, 0] + items[0].offset[cols])
+    precision = 1 / items[0].variance[cols] - p * (1 - p)
+    assert np.allclose(cell.offset, items[0].offset[cols] - (grid[rows, cols] - p) / precision)
+
+
+def test_fewer_variants_than_the_prior_needs_are_estimated_by_their_plain_mean():
+    """Five variants: a prior learned from five points is not shown better than each variant's own cells
+    (bench/RESULTS.md), so every statistic is the plain mean's, with its simulated interval."""
+    sim = load_sim()
+    rows = sim.study_rows(sim.Truth(variants=5, items=300), fraction=0.1, confidence=0.9, seed=2, replicates=6)
+    assert (rows["method"] == "plain mean").all(), rows
+    assert np.allclose(rows["error"], rows["plain_error"]) and (rows["high"] > rows["low"]).all()
+
+
+def test_the_model_is_chosen_only_where_it_gains_in_both_simulated_worlds():
+    """Even simulated studies draw the variants from the grid posterior, odd ones from a truth with no atoms: a gain on
+    the first alone (a truth shaped like the grid prior) does not choose the model."""
+    plain = np.array([0.05, 0.05, 0.05, 0.05, 0.05, 0.05])
+    assert model_is_closer(np.array([0.01, 0.02, 0.01, 0.02, 0.01, 0.02]), plain)
+    worse_on_odd = np.array([0.0, 0.051, 0.0, 0.051, 0.0, 0.051])  # pooled, the paired t test passes
+    gain = plain ** 2 - worse_on_odd ** 2
+    assert gain.mean() > stats.t.ppf(0.95, 5) * gain.std(ddof=1) / np.sqrt(6)
+    assert not model_is_closer(worse_on_odd, plain)
+    # a gain above one standard error, and in both worlds, but below the paired t test's 5% level: noise
+    noisy = np.array([0.0, 0.04, 0.07, 0.0, 0.03, 0.045])
+    gain = plain ** 2 - noisy ** 2
+    assert gain.std(ddof=1) / np.sqrt(6) < gain.mean() < stats.t.ppf(0.95, 5) * gain.std(ddof=1) / np.sqrt(6)
+    assert gain[0::2].mean() > 0 and gain[1::2].mean() > 0 and not model_is_closer(noisy, plain)
+
+
+def test_a_variant_alone_at_a_perfect_score_is_read_against_the_others_not_its_own_mass():
+    """Heavy tails at 5% (15 items a variant): a variant that got every one of its items right, among ordinary
+    variants at about 75%, is not taken for a perfect one (the grid prior would give it a mass of its own, which
+    only its own cells support), while the three catastrophic variants, which support each other's mass, stay
+    near 0."""
+    sim = load_sim()
+    truth = sim.Truth(variants=50, items=300, intercept=1.2, variant_sd=0.3, catastrophic=3)
+    study, full = sim.simulate(truth, np.random.default_rng(1))
+    observed = sim.designed(study, full, 0.05, seed=1)
+    grid = outcome_grids(observed, study)["l0"]
+    perfect = np.nanmean(grid, axis=1) == 1
+    assert perfect.sum() == 1  # the case this test is about
+    scores = fitted({"l0": grid}, study).posterior.draw_scores(200, np.random.default_rng(0)).mean(axis=0)[0]
+    true = outcome_grids(full, study)["l0"].mean(axis=1)
+    assert abs(scores[perfect][0] - true[perfect][0]) < 0.1, (scores[perfect], true[perfect])
+    assert (scores[true < 0.05] < 0.03).all(), scores[true < 0.05]
