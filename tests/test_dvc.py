@@ -76,9 +76,12 @@ def exp_metrics(show: list[dict]) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory, tiny_model_dir) -> Path:
-    """A committed git + DVC repository of the workflow: a small grid on a DVC-tracked dataset, a local remote."""
+    """A committed git + DVC repository of the workflow: a small grid on a DVC-tracked dataset, a local remote.
+    Two task families (Belebele's multiple choice and generation, JNLI's classification with its exemplars): what
+    DVC versions is the stage's output folders, whatever the tasks in them (every family runs in
+    test_workflow_e2e.py)."""
     base = tmp_path_factory.mktemp("dvc")
-    repo = copy_workflow(base / "repo")
+    repo = copy_workflow(base / "repo", tasks=("belebele", "jnli"))
     for name in DVC_FILES:
         (repo / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, repo / name)

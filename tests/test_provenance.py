@@ -57,13 +57,29 @@ def reruns(tmp_path_factory, tiny_model_dir):
     return workdir, runs
 
 
+def flat(value, path: str = "") -> dict[str, object]:
+    if isinstance(value, dict):
+        return {key: leaf for name, item in value.items() for key, leaf in flat(item, f"{path}.{name}").items()}
+    return {path: value}
+
+
+def differing_fields(first: dict[str, bytes], second: dict[str, bytes]) -> list[str]:
+    """Each scores file's fields that differ between the runs, with both values: what a failure shows."""
+    found = []
+    for name in sorted(set(first) | set(second)):
+        a, b = (flat(json.loads(run[name])) if name in run else {} for run in (first, second))
+        found += [f"{name}: {key}: {a.get(key)!r} != {b.get(key)!r}" for key in sorted(set(a) | set(b))
+                  if a.get(key) != b.get(key)]
+    return found
+
+
 @pytest.mark.workflow
 def test_greedy_rerun_gives_byte_identical_metrics(reruns):
     _, (first, second) = reruns
     assert first["metrics"] == second["metrics"]
     assert first["leaderboard"] == second["leaderboard"]
     # provenance holds nothing time- or run-dependent either: the scores files are identical too
-    assert first["scores"] == second["scores"]
+    assert first["scores"] == second["scores"], differing_fields(first["scores"], second["scores"])
     assert not (reruns[0] / "results/cache").exists()
 
 
