@@ -36,12 +36,11 @@ run: $(BIN)/.installed
 
 # Two pytest workers (pytest-xdist). --dist loadscope: a file's tests run on one worker, so a module fixture (a
 # finished run, a cluster) is built once; a class is a scope of its own (test_crash_recovery.py splits its kill
-# cases into two). --no-loadscope-reorder: the files go out in the order tests/conftest.py sets, longest tiers first
-# (xdist's own order, most tests first, left the two SLURM tests for the end). The 25 slowest tests are printed.
+# cases into two). The 25 slowest tests are printed at the end.
 TEST_WORKERS ?= 2
 
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=25
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --durations=25
 
 lint: $(BIN)/.installed
 	$(BIN)/snakemake --lint

@@ -27,7 +27,6 @@ TINY_GRID = ROOT / "tests" / "grids" / "tiny.yaml"
 
 
 TIERS = ("unit", "workflow", "bench")
-RUN_ORDER = ("workflow", "bench", "slow", "unit")  # a test of more than about 10 s is marked slow
 
 
 def pytest_collection_modifyitems(items):
@@ -42,11 +41,6 @@ def pytest_collection_modifyitems(items):
             raise pytest.UsageError(f"{item.nodeid}: marked {' and '.join(tiers)}; a test is in one tier")
         if tiers and not item.get_closest_marker("slow"):
             item.add_marker(pytest.mark.slow)
-    # Longest first: `make test` (--dist loadscope --no-loadscope-reorder) hands the files to its workers in this
-    # order, so the unit tests, short and many, fill in beside the last long files rather than leave one worker
-    # running a long file alone at the end. (pytest-xdist's own order, most tests first, started the two SLURM
-    # tests last.) Within a tier the files keep their order.
-    items.sort(key=lambda item: next(rank for rank, mark in enumerate(RUN_ORDER) if item.get_closest_marker(mark)))
 
 
 @pytest.fixture(scope="session")
