@@ -17,10 +17,11 @@ per-variant mean (each variant's observed accuracy), the comparison on the same 
     .venv/bin/python bench/prompt_budget_suite.py --studies 20 --only promptEval-100x900x10 --separate
     .venv/bin/python bench/prompt_budget_suite.py --summarise rows.csv
 
-Prints, per scenario, budget and statistic (points of accuracy): the estimate's bias and RMSE, the share of its
-intervals covering the truth (nominal: --confidence), its mean width, the plain mean's RMSE on the same cells,
-how often the estimate chose the plain mean, how often it flagged the row, and the coverage of the rows it did
-not flag. ``--summarise`` prints the tables again from rows saved with ``--csv``.
+Prints, per scenario, budget and statistic (points of accuracy): how often the estimate refused the statistic
+(a tail seen through too few items a variant), and over the rows it estimated: its bias and RMSE, the share of
+its intervals covering the truth (nominal: --confidence), its mean width, the plain mean's RMSE on the same
+cells, how often the estimate chose the plain mean, how often it flagged the row, and the coverage of the rows
+it did not flag. ``--summarise`` prints the tables again from rows saved with ``--csv``.
 """
 
 from __future__ import annotations
@@ -150,17 +151,24 @@ def study_rows(truth: Truth, fraction: float, confidence: float, seed: int, sepa
 
 
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per statistic, in points of accuracy: bias, RMSE, coverage and width, against the plain mean's RMSE."""
-    grouped = rows.groupby("statistic", sort=False)
+    """Per statistic, in points of accuracy: how often the estimate refused it, and over the rows it estimated,
+    bias, RMSE, coverage and width against the plain mean's RMSE on the same rows (over every row where all were
+    refused: what the plain mean would have put there)."""
+    answered = rows[rows["method"] != "refused"]
+    grouped = answered.groupby("statistic", sort=False)
+    every = rows.groupby("statistic", sort=False)
+    plain = grouped["plain_error"].apply(lambda e: np.sqrt(np.mean(e ** 2)) * 100)
     table = pd.DataFrame({
+        "refused": every["method"].apply(lambda m: (m == "refused").mean() * 100),
         "bias": grouped["error"].mean() * 100,
         "rmse": grouped["error"].apply(lambda e: np.sqrt(np.mean(e ** 2)) * 100),
-        "plain_rmse": grouped["plain_error"].apply(lambda e: np.sqrt(np.mean(e ** 2)) * 100),
+        "plain_rmse": plain.combine_first(every["plain_error"].apply(lambda e: np.sqrt(np.mean(e ** 2)) * 100)),
         "coverage": grouped["covered"].mean() * 100,
         "width": grouped["width"].mean() * 100,
         "plain_chosen": grouped["method"].apply(lambda m: (m == "plain mean").mean() * 100),
         "flagged": grouped["check"].apply(lambda c: (c != "").mean() * 100),
-        "coverage_unflagged": rows[rows["check"] == ""].groupby("statistic", sort=False)["covered"].mean() * 100,
+        "coverage_unflagged": answered[answered["check"] == ""].groupby("statistic", sort=False)["covered"].mean()
+        * 100,
     })
     return table.reindex(list(STATISTICS)).round(2)
 
@@ -178,7 +186,8 @@ def main() -> None:
     parser.add_argument("--summarise", type=Path, nargs="+", help="print the tables of rows saved with --csv")
     args = parser.parse_args()
     if args.summarise:
-        rows = pd.concat([pd.read_csv(path, keep_default_na=False) for path in args.summarise], ignore_index=True)
+        rows = pd.concat([pd.read_csv(path, keep_default_na=False, na_values=dict.fromkeys(
+            ("estimate", "low", "high", "error", "width"), [""])) for path in args.summarise], ignore_index=True)
         for (name, fraction), table in rows.groupby(["scenario", "budget"], sort=False):
             print(f"\n## {name} at {fraction:.0%}: {table['seed'].nunique()} studies, "
                   f"{int(table['items_per_variant'].min())} items a variant, {table['language'].nunique()} "

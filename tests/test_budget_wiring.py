@@ -140,6 +140,17 @@ def test_the_cross_lingual_test_reads_the_estimates_and_their_intervals():
     assert wide["rho"] == pytest.approx(-1.0) and wide["rho_low"] < -0.5 and wide["rho_high"] > 0  # intervals matter
 
 
+def test_a_language_whose_spread_was_refused_is_left_out_of_the_cross_lingual_test_and_named():
+    """A spread seen through too few items a variant is refused (NaN, ``budget_estimate.refusal``): the test runs
+    on the other languages, its drawn interval too, and the row names the language left out."""
+    means, spreads = [80.0, 70, 60, 50, 40], [5.0, 9, 14, 18, 25]
+    table = estimates(spreads, means, 0.5)
+    table.loc[(table["language"] == "l2") & (table["statistic"] == "spread"), ["estimate", "low", "high"]] = np.nan
+    [row] = variation.estimate_sensitivity_table(table, permutations=200, seed=1).to_dict("records")
+    assert row["n_languages"] == 4 and row["rho"] == pytest.approx(-1.0) and row["note"] == "no spread in l2: left out"
+    assert row["rho_low"] == pytest.approx(-1.0) and row["rho_high"] == pytest.approx(-1.0)
+
+
 def test_the_resource_group_test_on_estimates_has_no_drawn_interval():
     table = variation.estimate_sensitivity_table(estimates([5.0, 9, 14, 18], [80.0, 70, 60, 50], 1.0), 200, 0,
                                                  groups={"high": ["l0", "l1"], "low": ["l2", "l3"]})

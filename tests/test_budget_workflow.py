@@ -64,16 +64,26 @@ def test_the_estimates_table_and_the_reports_section(finished):
     assert {r["metric"] for r in rows} == {"acc"} and {r["scale"] for r in rows} == {"percent"}  # the headline's
     assert {r["statistic"] for r in rows} == {"mean", "q05", "q25", "q50", "q75", "q95", "best", "worst", "spread"}
     assert all(r["cells"] == "24" and r["grid_cells"] == "48" and float(r["fraction"]) == 0.5 for r in rows)
-    assert all(0 <= float(r["low"]) <= float(r["high"]) <= 100 for r in rows)
-    # 4 items a variant: below what the method supports, flagged on every row, in the CSV and the report
-    assert {r["items_per_variant"] for r in rows} == {"4"} and {r["method"] for r in rows} <= {"model", "plain mean"}
-    assert all("few items per variant (4 < 10)" in r["check"] for r in rows)
+    # 4 items a variant: below what the method supports, flagged on every row, in the CSV and the report; the
+    # tails not estimated at all, each row naming the budget that would (10 of 8 items: the whole grid)
+    assert {r["items_per_variant"] for r in rows} == {"4"}
+    tails = [r for r in rows if r["statistic"] in {"q05", "q95", "best", "worst", "spread"}]
+    body = [r for r in rows if r not in tails]
+    assert {r["method"] for r in body} <= {"model", "plain mean"} and {r["method"] for r in tails} == {"refused"}
+    assert all(0 <= float(r["low"]) <= float(r["high"]) <= 100 for r in body)
+    assert all(r["estimate"] == r["low"] == r["high"] == "" for r in tails)
+    assert all("few items per variant (4 < 10)" in r["check"] for r in body)
+    assert all(r["check"].startswith("refused: 4 items a variant cannot place a variant in the tails (fewer than "
+                                     "10): a budget of 100% of the grid gives 10") for r in tails)
     with open(finished / "results/tables/variation_budget_sensitivity.csv", encoding="utf-8") as handle:
         tests = list(csv.DictReader(handle))
-    assert [t["n_languages"] for t in tests] == ["3"] and {"rho_low", "rho_high"} <= set(tests[0])
+    # the cross-lingual test reads the spread, refused in every language: no test, and the row says why
+    assert [t["n_languages"] for t in tests] == ["0"] and {"rho_low", "rho_high"} <= set(tests[0])
+    assert "no spread in eng_Latn, hin_Deva, jpn_Jpan: left out" in tests[0]["note"]
     report = (finished / "results/report.html").read_text(encoding="utf-8")
     assert '<section id="variation-budget">' in report and "24 of 48 cells (50%)" in report
-    assert "few items per variant (4 &lt; 10) (all)" in report
+    assert "few items per variant (4 &lt; 10) (mean, q25, q50, q75)" in report
+    assert ">refused<" in report and "(q05, q95, best, worst, spread)" in report
 
 
 def test_the_leaderboard_shows_no_subset_as_a_score(finished):

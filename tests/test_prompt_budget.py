@@ -17,7 +17,7 @@ from scipy import stats
 from scipy.special import expit
 
 from babeleval.prompts.budget_design import Budget, choose_cells, choose_study, short_budget
-from babeleval.analysis.budget_estimate import (STATISTICS, SUPPORTED_ITEMS, Study, _groups, checks, estimate,
+from babeleval.analysis.budget_estimate import (STATISTICS, SUPPORTED_ITEMS, TAILS, Study, _groups, checks, estimate,
                                                exhaustive, fitted, fitted_items, model_is_closer, outcome_grids,
                                                variant_effects)
 from babeleval.analysis.budget_fit import design_matrix, fit
@@ -227,12 +227,18 @@ def test_languages_with_their_own_items_are_estimated_from_their_own_draws():
     assert ((mean > 0.55) & (mean < 0.85)).all(), mean
 
 
-def test_few_items_a_variant_are_flagged_on_every_statistic_and_a_full_grid_on_none():
-    observed, study = small_study(1, fraction=0.2)  # 6 items a variant
-    table = estimate(observed, study, draws=50, replicates=5).table
+def test_few_items_a_variant_are_flagged_on_every_statistic_the_tails_refused_and_a_full_grid_on_none():
+    observed, study = small_study(1, fraction=0.2)  # 6 items a variant of 30
+    table = estimate(observed, study, draws=50, replicates=5).table.set_index("statistic")
     assert (table["items_per_variant"] == 6).all()
-    assert table["check"].str.contains(f"few items per variant \\(6 < {SUPPORTED_ITEMS}\\)").all(), table
-    assert set(table["method"]) <= {"model", "plain mean"}
+    body, tails = table.drop(list(TAILS)), table.loc[list(TAILS)]
+    assert body["check"].str.contains(f"few items per variant \\(6 < {SUPPORTED_ITEMS}\\)").all(), body
+    assert set(body["method"]) <= {"model", "plain mean"} and body["estimate"].notna().all()
+    assert (tails["method"] == "refused").all() and tails[["estimate", "low", "high"]].isna().all().all(), tails
+    # the way forward: 10 of 30 items is a budget of 33%; this budget's 6 items x 8 variants serve 4 variants
+    assert (tails["check"] == "refused: 6 items a variant cannot place a variant in the tails (fewer than 10): a "
+            "budget of 33% of the grid gives 10, and so do this budget's cells over a family of 4 variants "
+            "(`sample:` fewer)").all(), tails["check"]
     full = outcomes(np.random.default_rng(0), variants=VARIANTS[:4], items=ITEMS[:6])  # exact, however small
     exact = estimate(full, Study.of(VARIANTS[:4], {"eng_Latn": ITEMS[:6]}, parallel=True), replicates=2).table
     assert (exact["check"] == "").all()
@@ -250,13 +256,14 @@ def test_each_check_names_what_it_found(errors, half, items, variants, statistic
     assert checks(errors, half, items, variants, statistic) == expected
 
 
-def test_the_worst_of_fifty_variants_through_six_items_is_not_given_a_narrow_interval():
-    """The issue's case: 50 variants at 2% of 300 items (6 items a variant). The worst variant's estimate is
-    flagged (too few items, or not seen), and its interval is wide, never a narrow wrong one."""
+def test_the_worst_of_fifty_variants_through_six_items_is_refused_with_the_budget_that_would_see_it():
+    """The issue's case: 50 variants at 2% of 300 items (6 items a variant). The worst variant is not given an
+    interval at all, narrow or wide: the row says so, and names the budget that gives 10 items a variant."""
     sim = load_sim()
     rows = sim.study_rows(sim.Truth(variants=50, items=300), fraction=0.02, confidence=0.9, seed=1, replicates=10)
     worst = rows.set_index("statistic").loc["worst"]
-    assert worst["check"] != "" and worst["width"] > 0.1, worst
+    assert worst["method"] == "refused" and np.isnan(worst["estimate"]) and np.isnan(worst["width"]), worst
+    assert "a budget of 3% of the grid gives 10" in worst["check"], worst["check"]
 
 
 def test_a_cells_item_offset_is_held_out_from_the_variants_outcomes_on_the_item_in_every_language():

@@ -121,9 +121,14 @@ def test_an_estimate_with_few_items_a_variant_is_flagged_in_the_csv_and_on_stder
     assert proc.returncode == 0, proc.stderr
     table = pd.read_csv(tmp_path / "out.csv", keep_default_na=False)
     assert (table["items_per_variant"] == 6).all()
-    assert table["check"].str.startswith("few items per variant (6 < 10)").all()
-    assert set(table["method"]) <= {"model", "plain mean"}
+    tails = table["statistic"].isin(["q05", "q95", "best", "worst", "spread"])
+    assert table[~tails]["check"].str.startswith("few items per variant (6 < 10)").all()
+    assert set(table[~tails]["method"]) <= {"model", "plain mean"}
+    assert (table[tails]["method"] == "refused").all() and (table[tails]["estimate"] == "").all()
+    assert (table[tails]["covered"] == "").all()  # a refused row is neither covered nor missed
     assert "check: eng_Latn mean: few items per variant (6 < 10)" in proc.stderr
+    assert "check: eng_Latn best: refused: 6 items a variant cannot place a variant in the tails (fewer than 10): " \
+           "a budget of 17% of the grid gives 10" in proc.stderr
 
 
 @pytest.mark.parametrize("setup, args, message", [

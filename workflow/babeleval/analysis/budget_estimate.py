@@ -23,7 +23,10 @@ mean (``method``), so the estimate is never knowingly worse than the plain mean;
 every cell evaluated, every simulated error is 0 and the estimate is the exhaustive value.
 
 Each row says how far it can be trusted (``check``): too few items a variant for the method, an interval that
-rests on one simulated study, or an interval so wide that the budget cannot see the statistic.
+rests on one simulated study, or an interval so wide that the budget cannot see the statistic. A tail (the 5 and
+95% quantiles, the best, the worst, the spread) seen through fewer than ``SUPPORTED_ITEMS`` items a variant is
+not estimated at all (``method`` "refused", no estimate and no interval): its check names the budget that would
+estimate it.
 """
 
 from __future__ import annotations
@@ -44,8 +47,11 @@ from .budget_prior import Items, VariantPosterior, variant_posterior
 
 QUANTILES = {"q05": 0.05, "q25": 0.25, "q50": 0.50, "q75": 0.75, "q95": 0.95}
 STATISTICS = ("mean", *QUANTILES, "best", "worst", "spread")
-# the fewest items a variant below which the estimate leans on the model more than on the variant's own cells:
-# at 6 items a variant the worst of 50 variants is not seen (bench/prompt_budget_suite.py); flagged, not refused
+# the fewest items a variant (in a language) below which the estimate leans on the model more than on the
+# variant's own cells: flagged on every statistic, and a tail is refused (``refusal``). At 6 or 3 items a variant
+# the tails' 90% intervals covered 58-88% (bench/RESULTS.md: the heavy-tailed best and spread 58%, q05 69%; the
+# additive best 81%; 10 variants x 30 items, q95 and the best 78-80%): with 6 items at 75%, a sixth of the
+# ordinary variants get every item right, and nothing in the cells tells them from really perfect variants
 SUPPORTED_ITEMS = 10
 # below this many variants a tail (the 5 and 95% quantiles, the best, the worst, the spread) is an order statistic
 # of a handful of noisy scores, whose simulated errors under-state the real ones (bench/RESULTS.md: the 5-variant
@@ -79,7 +85,8 @@ class Study:
 
 @dataclass(frozen=True)
 class Estimate:
-    # language, statistic, estimate, low, high, method, check, items_per_variant, cells, grid_cells, fraction
+    # language, statistic, estimate, low, high, method, check, items_per_variant, cells, grid_cells, fraction;
+    # a refused row (method "refused") has NaN for its estimate and interval
     table: pd.DataFrame
     variances: dict[str, float]  # the model's estimated prior variances (logit scale), for the record
 
@@ -305,6 +312,17 @@ def checks(errors: np.ndarray, half_width: float, items_per_variant: int, varian
     return "; ".join(found)
 
 
+def refusal(items_per_variant: int, items: int, variants: int) -> str:
+    """Why a tail is not estimated from ``items_per_variant`` items a variant (of the language's ``items``), and
+    what would estimate it: the budget that gives ``SUPPORTED_ITEMS`` a variant, or the family that the same
+    cells give as many (a balanced design spreads a language's cells evenly over the variants)."""
+    family = variants * items_per_variant // SUPPORTED_ITEMS
+    return (f"refused: {items_per_variant} items a variant cannot place a variant in the tails (fewer than "
+            f"{SUPPORTED_ITEMS}): a budget of {min(SUPPORTED_ITEMS / items, 1.0):.0%} of the grid gives "
+            f"{SUPPORTED_ITEMS}" + (f", and so do this budget's cells over a family of {family} variants (`sample:` fewer)"
+                                    if family >= 2 else ""))
+
+
 def estimate(observed: pd.DataFrame, study: Study, confidence: float = 0.9, draws: int = 400,
              seed: int = 0, replicates: int = 10) -> Estimate:
     """The score distribution over the study's variants in each language, from the evaluated cells.
@@ -334,13 +352,16 @@ def estimate(observed: pd.DataFrame, study: Study, confidence: float = 0.9, draw
             half = spread * float(np.sqrt(np.mean(errors ** 2)))
             if not evaluated.all():  # never finer than one item of a variant's score, the score's own step
                 half = max(half, spread / grid.shape[1])
-            rows.append({"language": language, "statistic": name, "estimate": float(value),
-                         "low": max(float(value) - half, 0.0), "high": min(float(value) + half, 1.0),
-                         "method": method,
-                         "check": checks(errors, half, items_per_variant, len(study.variants), name)
-                         if not evaluated.all() else "",  # every cell evaluated: the exact value
-                         "items_per_variant": items_per_variant, "cells": int(evaluated.sum()),
-                         "grid_cells": grid.size, "fraction": float(evaluated.sum()) / grid.size})
+            row = {"language": language, "statistic": name, "estimate": float(value),
+                   "low": max(float(value) - half, 0.0), "high": min(float(value) + half, 1.0), "method": method,
+                   "check": checks(errors, half, items_per_variant, len(study.variants), name)
+                   if not evaluated.all() else "",  # every cell evaluated: the exact value
+                   "items_per_variant": items_per_variant, "cells": int(evaluated.sum()),
+                   "grid_cells": grid.size, "fraction": float(evaluated.sum()) / grid.size}
+            if name in TAILS and items_per_variant < SUPPORTED_ITEMS and not evaluated.all():
+                row.update(estimate=np.nan, low=np.nan, high=np.nan, method="refused",
+                           check=refusal(items_per_variant, grid.shape[1], len(study.variants)))
+            rows.append(row)
     return Estimate(pd.DataFrame(rows), model.fit.variances)
 
 

@@ -15,13 +15,14 @@ KEYS = ["model", "task", "family", "metric", "language"]
 
 def estimates_shown(table: pd.DataFrame) -> pd.DataFrame:
     """One row per (model, task, set, language): each statistic as "estimate [low, high]" (the table's scale;
-    a "!" where the estimate's own check flags it), the budget (cells evaluated of the grid's, and their share)
-    and what the checks say."""
+    a "!" where the estimate's own check flags it, "refused" where the budget cannot estimate it), the budget
+    (cells evaluated of the grid's, and their share) and what the checks say."""
     if table.empty:
         return table
     checks = table["check"].fillna("")
-    cells = table.assign(shown=[f"{e:.1f} [{lo:.1f}, {hi:.1f}]{' !' if flag else ''}" for e, lo, hi, flag in
-                                zip(table["estimate"], table["low"], table["high"], checks)])
+    cells = table.assign(shown=["refused" if method == "refused" else f"{e:.1f} [{lo:.1f}, {hi:.1f}]"
+                                f"{' !' if flag else ''}" for e, lo, hi, flag, method in
+                                zip(table["estimate"], table["low"], table["high"], checks, table["method"])])
     wide = cells.pivot_table(index=KEYS, columns="statistic", values="shown", aggfunc="first")
     wide = wide[[name for name in STATISTICS if name in wide.columns]].reset_index()
     budget = cells.groupby(KEYS, sort=True).first().reset_index()
@@ -51,7 +52,8 @@ def render(table: pd.DataFrame, sensitivity: pd.DataFrame, csv_names: dict[str, 
              "over variants and items (docs/variations.md, section 6) estimates the distribution of the variants' "
              f"scores{scale} from those cells. Every estimate is shown with its {confidence} interval and the budget "
              "it used; a \"!\" marks an estimate its own check flags (column check: too few items per variant for the "
-             "method, an interval resting on one simulated study, or a statistic this budget cannot see). The "
+             "method, an interval resting on one simulated study, or a statistic this budget cannot see); a tail seen "
+             "through too few items a variant is refused, and its check names the budget that would estimate it. The "
              "variants' own numbers are of a subset of the items and are not in the leaderboard.</p>",
              table_html(estimates_shown(table), "variation-budget-table", csv_names.get("table")),
              "<h3>Is sensitivity larger in the languages a model knows least? (on the estimates)</h3>",

@@ -353,6 +353,8 @@ def sensitivity_table(spread: pd.DataFrame, permutations: int = DEFAULT_SETTINGS
             grouped = group[group["language"].isin(rank_of)]
             tests.append(("resource group", grouped, grouped["language"].map(rank_of).to_numpy(float)))
         for against, part, x in tests:
+            unmeasured = part[measure].isna().to_numpy()  # e.g. a budgeted spread refused for too few items
+            part, x = part[~unmeasured], x[~unmeasured]
             row = {"model": model, "task": task, BASE: base, "against": against, "n_languages": len(part),
                    "rho": math.nan, "p_two_sided": math.nan, "p_less": math.nan, "permutations": 0,
                    "most_sensitive": "", "least_sensitive": "", "note": ""}
@@ -366,6 +368,9 @@ def sensitivity_table(spread: pd.DataFrame, permutations: int = DEFAULT_SETTINGS
                            least_sensitive=part.loc[part[measure].idxmin(), "language"])
                 if rho != rho:
                     row["note"] = f"no variation in {against} or sensitivity across languages"
+            if unmeasured.any():
+                missing = ", ".join(group["language"][unmeasured])
+                row["note"] = "; ".join(filter(None, [row["note"], f"no {measure} in {missing}: left out"]))
             rows.append(row)
     return pd.DataFrame(rows, columns=["model", "task", BASE, "against", "n_languages", "rho", "p_two_sided",
                                        "p_less", "permutations", "most_sensitive", "least_sensitive", "note"])
@@ -378,14 +383,15 @@ def estimate_sensitivity_table(estimates: pd.DataFrame, permutations: int = DEFA
     the estimated mean and spread over a set's variants, each with its interval) instead of fully evaluated sets.
 
     Sensitivity is the estimated spread (best - worst variant); the test is ``sensitivity_table``'s on the point
-    estimates. ``rho_low``/``rho_high``: the interval of rho when each language's mean and spread are drawn from
-    their own intervals (as normals with the intervals' half-widths, independently), at the estimates' confidence:
-    how far the estimates' uncertainty alone moves rho; drawn for the test against the score only (empty for the
-    resource group's).
+    estimates, over the languages whose spread was estimated (a spread seen through too few items a variant is
+    refused: ``budget_estimate.refusal``; the row's note names the languages left out). ``rho_low``/``rho_high``:
+    the interval of rho when each language's mean and spread are drawn from their own intervals (as normals with
+    the intervals' half-widths, independently), at the estimates' confidence: how far the estimates' uncertainty
+    alone moves rho; drawn for the test against the score only (empty for the resource group's).
     """
-    wide = (estimates[estimates["statistic"].isin(["mean", "spread"])]
-            .pivot_table(index=["model", "task", BASE, "language"], columns="statistic",
-                         values=["estimate", "low", "high", "confidence"], aggfunc="first"))
+    wide = (estimates[estimates["statistic"].isin(["mean", "spread"])]  # a refused spread kept, as NaN
+            .groupby(["model", "task", BASE, "language", "statistic"])[["estimate", "low", "high", "confidence"]]
+            .first().unstack("statistic"))
     frame = pd.DataFrame({"mean": wide["estimate"]["mean"], "spread": wide["estimate"]["spread"]}).reset_index()
     table = sensitivity_table(frame, permutations, seed, groups, measure="spread")
     if table.empty:
@@ -396,7 +402,8 @@ def estimate_sensitivity_table(estimates: pd.DataFrame, permutations: int = DEFA
     scale = {name: ((wide["high"][name] - wide["low"][name]).to_numpy(float) / (2 * z)) for name in ("mean", "spread")}
     lows, highs = [], []
     for row in table.itertuples(index=False):
-        keep = ((frame["model"] == row.model) & (frame["task"] == row.task) & (frame[BASE] == getattr(row, BASE))).to_numpy()
+        keep = ((frame["model"] == row.model) & (frame["task"] == row.task) & (frame[BASE] == getattr(row, BASE))
+                & frame["spread"].notna()).to_numpy()
         if row.rho != row.rho or row.against != "score":  # drawn for the test against the score only
             lows.append(math.nan)
             highs.append(math.nan)

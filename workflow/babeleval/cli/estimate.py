@@ -121,7 +121,8 @@ def validation(observed: pd.DataFrame, study: Study, budget: Budget, args: argpa
     table = estimate(subset, study, **estimate_options(args)).table
     table = table.merge(truth, on=["language", "statistic"]).rename(columns={"value": "exhaustive"})
     table["error"] = table["estimate"] - table["exhaustive"]
-    table["covered"] = (table["low"] <= table["exhaustive"]) & (table["exhaustive"] <= table["high"])
+    covered = (table["low"] <= table["exhaustive"]) & (table["exhaustive"] <= table["high"])
+    table["covered"] = covered.where(table["method"] != "refused")  # a refused row: neither covered nor missed
     return table
 
 
