@@ -36,11 +36,12 @@ run: $(BIN)/.installed
 
 # Two pytest workers (pytest-xdist). --dist loadscope: a file's tests run on one worker, so a module fixture (a
 # finished run, a cluster) is built once; a class is a scope of its own (test_crash_recovery.py splits its kill
-# cases into two). The 25 slowest tests are printed at the end.
+# cases into two). --no-loadscope-reorder: the scopes go out in tests/conftest.py's order (`run_order`: the SLURM
+# tests, which mostly wait, first). The 25 slowest tests are printed at the end.
 TEST_WORKERS ?= 2
 
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --durations=25
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=25
 
 lint: $(BIN)/.installed
 	$(BIN)/snakemake --lint

@@ -39,7 +39,7 @@ from babeleval.generate.backends import model_config
 from babeleval.grid import resources
 from conftest import ROOT, copy_workflow, snakemake
 
-pytestmark = [pytest.mark.slow, pytest.mark.workflow]
+pytestmark = [pytest.mark.slow, pytest.mark.workflow, pytest.mark.waits]
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "srun", "scontrol")
 # the daemons live in /usr/sbin, which a non-login PATH may lack
