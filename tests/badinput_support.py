@@ -28,12 +28,24 @@ from conftest import copy_workflow, snakemake
 MODEL_TRACES = ["results/models", "results/cache", "results/generations"]
 
 
+@dataclass(frozen=True)
+class Checks:
+    """What every case of a catalogue checks besides its own: paths that must not exist afterwards, and text the
+    user must not see, both in-process and in the Snakemake witness."""
+    absent: tuple[str, ...] = ()
+    hidden: tuple[str, ...] = ()
+
+
+NO_CHECKS = Checks()
+
+
 @dataclass
 class Case:
     id: str
     breaks: Callable[[Path], None]
     expect: list[str]                      # regular expressions the user's terminal output must contain
     absent: list[str] = field(default_factory=list)  # paths (relative) that must not exist afterwards
+    hidden: list[str] = field(default_factory=list)  # text the user must not see (a secret from the input)
 
     def __repr__(self) -> str:
         return self.id
@@ -49,13 +61,13 @@ def fresh_copy(pristine_dir: Path, tmp_path: Path) -> Path:
     return dest
 
 
-def plan_broken(workdir: Path, case: Case) -> str:
+def plan_broken(workdir: Path, case: Case, catalogue: Checks = NO_CHECKS) -> str:
     """Plan the run of the broken copy in-process, as Snakemake started in it would; return what the planning
     printed and the error it stopped with (type and message, as Snakemake prints them)."""
     printed, error = _planned_error(workdir, case)
     seen = f"{printed}{type(error).__name__}: {error}"
-    _check_seen(case, seen)
-    _check_nothing_built(workdir, case)
+    _check_seen(case, seen, catalogue)
+    _check_nothing_built(workdir, case, catalogue)
     return seen
 
 
@@ -73,38 +85,41 @@ def _planned_error(workdir: Path, case: Case) -> tuple[str, Exception]:
     raise AssertionError(f"{case.id}: the plan did not stop:\n{printed.getvalue()[-3000:]}")
 
 
-def run_broken(workdir: Path, case: Case) -> str:
+def run_broken(workdir: Path, case: Case, catalogue: Checks = NO_CHECKS) -> str:
     """Run the whole workflow on the broken copy with Snakemake; return what the user saw."""
     proc = snakemake(workdir, check=False, timeout=300)
     seen = proc.stdout + proc.stderr
     assert proc.returncode != 0, f"{case.id}: the run did not fail:\n{seen[-3000:]}"
-    _check_seen(case, seen)
-    _check_nothing_built(workdir, case)
+    _check_seen(case, seen, catalogue)
+    _check_nothing_built(workdir, case, catalogue)
     return seen
 
 
-def witness(cases: list[Case], case_id: str, source: Path, tmp_path: Path) -> str:
+def witness(cases: list[Case], case_id: str, source: Path, tmp_path: Path, catalogue: Checks = NO_CHECKS) -> str:
     """One case of a catalogue, broken in a fresh copy of ``source``, planned in-process and run by Snakemake: the
-    run stops on the planned message (the witness that the workflow plans through the same entry point)."""
+    run stops on the planned message (the witness that the workflow plans through the same entry point), with the
+    case's and the catalogue's own checks."""
     case = next(c for c in cases if c.id == case_id)
     workdir = fresh_copy(source, tmp_path)
     case.breaks(workdir)
     printed, error = _planned_error(workdir, case)
-    _check_seen(case, f"{printed}{type(error).__name__}: {error}")
-    seen = run_broken(workdir, case)
+    _check_seen(case, f"{printed}{type(error).__name__}: {error}", catalogue)
+    seen = run_broken(workdir, case, catalogue)
     for line in filter(None, (line.strip() for line in str(error).splitlines())):
         assert line in seen, f"{case.id}: Snakemake did not print the planned message's {line!r}:\n{seen[-3000:]}"
     return seen
 
 
-def _check_seen(case: Case, seen: str) -> None:
+def _check_seen(case: Case, seen: str, catalogue: Checks) -> None:
     for pattern in case.expect:
         assert re.search(pattern, seen), f"{case.id}: expected /{pattern}/ in what the user sees:\n{seen[-3000:]}"
+    for text in [*case.hidden, *catalogue.hidden]:
+        assert text not in seen, f"{case.id}: the user sees {text!r}:\n{seen[-3000:]}"
 
 
-def _check_nothing_built(workdir: Path, case: Case) -> None:
-    for trace in MODEL_TRACES + case.absent:
-        assert not (workdir / trace).exists(), f"{case.id}: {trace} exists: a model ran before the problem was found"
+def _check_nothing_built(workdir: Path, case: Case, catalogue: Checks) -> None:
+    for trace in [*MODEL_TRACES, *case.absent, *catalogue.absent]:
+        assert not (workdir / trace).exists(), f"{case.id}: {trace} exists: a job ran before the problem was found"
 
 
 # -- editing helpers ------------------------------------------------------------------------------

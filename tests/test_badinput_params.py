@@ -97,7 +97,7 @@ CASES = [
          [P + r"tasks\.belebele\.templates: prompts/belebele/blog\.yaml: decoding preset 'llama-precise' is not "
               r"defined under 'decoding' \(defined: greedy\)"]),
     Case("api-key-in-params", edit_params(_set(["models", "tiny-llama", "api_key"], "sk-in-the-config")),
-         [r"models\.tiny-llama\.api_key: unknown key"]),
+         [r"models\.tiny-llama\.api_key: unknown key"], hidden=["sk-in-the-config"]),  # refused, not echoed
     Case("api-key-variable-unset",
          edit_params(_add_model("api", {"backend": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1",
                                         "chat": True, "api_key_env": "BABELEVAL_NEVER_SET_KEY"})),
@@ -121,14 +121,11 @@ def pristine_dir(tmp_path_factory):
 def test_bad_params(case, pristine_dir, tmp_path):
     workdir = fresh_copy(pristine_dir, tmp_path)
     case.breaks(workdir)
-    seen = plan_broken(workdir, case)
-    if case.id == "api-key-in-params":
-        # refused, and the value is not echoed back
-        assert "sk-in-the-config" not in seen
+    plan_broken(workdir, case)
 
 
 @pytest.mark.slow
 @pytest.mark.workflow
 def test_the_workflow_stops_where_the_plan_does(pristine_dir, tmp_path):
     """The witness: Snakemake, run for real on one case, stops on the message the in-process plan gives."""
-    witness(CASES, "api-key-variable-unset", pristine_dir, tmp_path)
+    witness(CASES, "api-key-in-params", pristine_dir, tmp_path)  # a key in the file: not printed by Snakemake either
