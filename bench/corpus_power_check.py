@@ -2,6 +2,7 @@
 
     python bench/corpus_power_check.py                   # the designs below, 400 simulated studies each
     python bench/corpus_power_check.py --trials 100 --only chrf
+    python bench/corpus_power_check.py --trials 1000 --design bleu 100 1000 1     # one design, more studies
 
 chrF and BLEU are corpus statistics: each is computed from n-gram counts summed over the items, not a mean of
 per-item scores. `plan` plans them as it plans a mean (``significance.difference_spread``): the standard error of a
@@ -28,7 +29,8 @@ the metrics' own per-item statistics (``babeleval.score.metrics``: sacrebleu's c
 It prints the share of studies whose test finds the difference (the power: 80% +- 3 points where the plan holds),
 the median planned MDE, the median standard error the plan extrapolated from its pilot against the one the studies
 showed (the standard deviation of each study's observed difference less its planned one), and the mean of that
-residual: a corpus statistic's bias at ``n`` items, in points. The loop is ``graded_power_check.planned_power``'s.
+residual: a corpus statistic's bias at ``n`` items, in points (``--bias-draws`` measures it more closely, drawing
+items at the median MDE without a test). The loop is ``graded_power_check.planned_power``'s.
 """
 
 from __future__ import annotations
@@ -78,7 +80,9 @@ class Population:
         self.draws = {side: [(rng.uniform(size=k), rng.integers(0, 3, k), rng.choice(vocabulary, k),
                               rng.choice(list(string.ascii_lowercase), k)) for k in lengths] for side in "ab"}
         self.b, self.from_sums = self._statistics("b", _logit(BASE_ERROR))
+        self.b_score = self.from_sums(self.b.sum(0))
         self.levels: list[np.ndarray] = []  # side a's statistics at logit(BASE_ERROR) + (START - k) * step
+        self.sums: list[np.ndarray] = []  # and their sums over the population
         self.pool = np.arange(size)
 
     def _statistics(self, side: str, level: float):
@@ -95,12 +99,13 @@ class Population:
     def level(self, k: int) -> np.ndarray:
         while len(self.levels) <= k:
             self.levels.append(self._statistics("a", _logit(BASE_ERROR) + (START - len(self.levels)) * self.step)[0])
+            self.sums.append(self.levels[-1].sum(0))
         return self.levels[k]
 
     def difference(self, k: int, weight: float) -> float:
         """The population's a - b with side a's items from level k + 1 at the share ``weight``, else from level k."""
-        sums = (1 - weight) * self.level(k).sum(0) + weight * self.level(k + 1).sum(0)
-        return float(self.from_sums(sums) - self.from_sums(self.b.sum(0)))
+        self.level(k + 1)
+        return float(self.from_sums((1 - weight) * self.sums[k] + weight * self.sums[k + 1]) - self.b_score)
 
     def mixture(self, difference: float) -> tuple[int, float]:
         """The level and share of the next one whose population difference is ``difference``."""
@@ -116,12 +121,22 @@ class Population:
         return k, (low + high) / 2
 
     def sides(self, rng: np.random.Generator, n: int, difference: float) -> tuple[ItemData, ItemData]:
-        k, weight = self.mixture(difference)
+        return self.draw(rng, n, *self.mixture(difference))
+
+    def draw(self, rng: np.random.Generator, n: int, k: int, weight: float) -> tuple[ItemData, ItemData]:
         items = rng.choice(self.pool, n)
         a = np.where((rng.uniform(size=n) < weight)[:, None], self.level(k + 1)[items], self.level(k)[items])
         ids = [str(i) for i in range(n)]
         return (ItemData(self.metric.name, ids, a, from_sums=self.from_sums),
                 ItemData(self.metric.name, ids, self.b[items], from_sums=self.from_sums))
+
+
+def mean_bias(population: Population, n: int, difference: float, draws: int, seed: int) -> tuple[float, float]:
+    """The mean of a - b on ``n`` items drawn at a population difference ``difference``, less that difference, and
+    its standard error over ``draws`` draws: the statistic's own bias at ``n`` items, without a test's noise."""
+    rng, mixture = np.random.default_rng(seed), population.mixture(difference)
+    found = np.array([a.score() - b.score() for a, b in (population.draw(rng, n, *mixture) for _ in range(draws))])
+    return float(found.mean() - difference), float(found.std(ddof=1) / np.sqrt(draws))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,11 +147,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pool", type=int, default=20000, help="items in the population")
     parser.add_argument("--step", type=float, default=0.05, help="logit step between side a's levels")
     parser.add_argument("--only", choices=["chrf", "bleu"], help="one metric's designs")
+    parser.add_argument("--design", nargs=4, metavar=("METRIC", "PILOT", "ITEMS", "FAMILY"),
+                        help="this design in place of the list (its seed: --seed)")
+    parser.add_argument("--bias-draws", type=int, default=0, help="also the statistic's bias at each design's "
+                        "median MDE, over this many draws of its items without a test (0: not measured)")
     args = parser.parse_args(argv)
+    designs = DESIGNS if args.design is None else [(args.design[0], *map(int, args.design[1:]))]
     print(f"{'metric':>6} {'pilot':>6} {'items':>6} {'family':>6} {'MDE (median)':>13} {'power':>7} "
           f"{'SE planned':>11} {'SE simulated':>13} {'bias':>6} {'seconds':>8}")
     populations: dict[str, Population] = {}
-    for k, (metric, pilot, n, family) in enumerate(DESIGNS):
+    for k, (metric, pilot, n, family) in enumerate(designs):
         if args.only and metric != args.only:
             continue
         start = time.perf_counter()
@@ -146,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{metric:>6} {pilot:>6} {n:>6} {family:>6} {row['mde_median']:>13.2f} {row['power']:>7.1%} "
               f"{row['se_planned']:>11.3f} {row['se_simulated']:>13.3f} {row['bias']:>6.2f} "
               f"{time.perf_counter() - start:>8.0f}", flush=True)
+        if args.bias_draws:
+            bias, error = mean_bias(populations[metric], n, row["mde_median"], args.bias_draws, args.seed + k)
+            print(f"{'':>6} bias of a - b at {n} items and a difference of {row['mde_median']:.2f}, "
+                  f"{args.bias_draws} draws: {bias:+.3f} +- {error:.3f}", flush=True)
     print(f"{args.trials} studies per design, {args.samples} resamples per test, alpha 0.05 / family size; "
           f"a population of {args.pool} items; points on the metric's 0-100 scale")
     return 0
