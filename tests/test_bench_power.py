@@ -1,7 +1,6 @@
 """bench/corpus_power_check.py: its population meets a corpus chrF or BLEU difference, and the loop it shares with
 bench/graded_power_check.py plans and tests a small design."""
 
-import importlib.util
 import sys
 
 import numpy as np
@@ -11,18 +10,12 @@ from conftest import ROOT
 
 pytestmark = pytest.mark.bench
 
-
-def load(name):
-    sys.path.insert(0, str(ROOT / "bench"))
-    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, str(ROOT / "bench"))
+import corpus_power_check as check  # noqa: E402
 
 
 @pytest.mark.parametrize("metric", ["chrf", "bleu"])
 def test_the_population_meets_a_corpus_difference_and_the_shared_loop_plans_and_tests(metric):
-    check = load("corpus_power_check")
     population = check.Population(metric, 300, 0.1, seed=0)
     for difference in (0.0, 0.7, 3.0):
         k, weight = population.mixture(difference)
