@@ -15,9 +15,11 @@ import pytest
 from babeleval.core.errors import ConfigError
 from babeleval.prompts.render import build_requests
 from babeleval.prompts.templates import load_template
-from babeleval.tasks import TASKS, get_task, lmeval
+from babeleval.tasks import get_task, lmeval
 
 pytest.importorskip("lm_eval")
+
+from test_lmeval_tasks import registry_as_it_was  # noqa: E402, F401 - autouse: lm-eval entries a test registers go
 
 ROOT = Path(__file__).resolve().parents[1]
 LMEVAL_SAMPLES = ROOT / "data" / "samples" / "lmeval"
@@ -28,15 +30,6 @@ CASES = [
     ("afrimgsm_swa_prompt_1", "afrimgsm", "swa_Latn"),
     ("mmlu_prox_lite_ja_math", "mmlu_prox_lite", "jpn_Jpan"),
 ]
-
-
-@pytest.fixture(autouse=True)
-def registry_as_it_was():
-    """lm-eval entries registered by a test leave the registry afterwards."""
-    before = dict(TASKS)
-    yield
-    TASKS.clear()
-    TASKS.update(before)
 
 
 def source_of(folder: str) -> dict:
