@@ -59,17 +59,23 @@ def _ensemble(pipeline: str, filters_json: str) -> Any:
 
 @functools.cache
 def _exact_match(options_json: str) -> Any:
-    """lm-eval's registered ``exact_match`` with the task's options, scoring one reply against one reference as
-    ``ConfigurableTask.process_results`` does."""
+    """lm-eval's registered ``exact_match`` with the task's options, scoring one reply against its reference (or
+    references) as ``ConfigurableTask.process_results`` does."""
     from lm_eval.api.registry import get_metric
 
     metric = get_metric("exact_match")
     options = json.loads(options_json)
-    return lambda answer, reference: float(metric(references=[reference], predictions=[answer],
-                                                  **options)["exact_match"])
+
+    def score(answer: str, reference: str | list[Any]) -> float:
+        if not isinstance(reference, list):
+            return float(metric(references=[reference], predictions=[answer], **options)["exact_match"])
+        # several references (lm-eval's multiple_target): right where the answer matches any of them
+        matched = metric(references=reference, predictions=[answer] * len(reference), **options)["exact_match"]
+        return 1.0 if matched > 0.0 else 0.0
+    return score
 
 
-def read(leaf: catalogue.Leaf, response: Any, reference: str) -> dict[str, Reading]:
+def read(leaf: catalogue.Leaf, response: Any, reference: str | list[Any]) -> dict[str, Reading]:
     """Each filter pipeline's reading of ``response``, by pipeline name, in the task's order."""
     score = _exact_match(json.dumps(leaf.metric_options, sort_keys=True))
     readings = {}

@@ -175,7 +175,7 @@ def rendered_items(leaf: catalogue.Leaf, source: dict[str, Any], root: str | Pat
             "lmeval_context": instances[0].arguments[0],
         }
         if leaf.generated:
-            item["answer"] = generated_gold(task, doc, f"{leaf.name} document {doc_id}")
+            item["answer"] = generated_gold(task, doc)
         else:
             choices = [str(choice) for choice in task.doc_to_choice(doc)]
             item.update(lmeval_continuations=[instance.arguments[1] for instance in instances], choices=choices,
@@ -195,16 +195,16 @@ def gold_index(target: Any, choices: list[str], where: str) -> int:
     raise DataError(f"{where}: doc_to_target gives {target!r}, neither an index nor one of the choices {choices}")
 
 
-def generated_gold(task: Any, doc: dict[str, Any], where: str) -> str:
+def generated_gold(task: Any, doc: dict[str, Any]) -> str | list[Any]:
     """The reference a generate_until task's filtered reply is compared with, as lm-eval's ``process_results``
     makes it: ``doc_to_target``, the choice it names where the task has ``doc_to_choice``, as text (the filtered
-    reply is text). A document with several references is refused: lm-eval scores those another way."""
+    reply is text); a task with several references per document (lm-eval's ``multiple_target``: nq_open, triviaqa)
+    keeps them as the list lm-eval makes of them."""
     gold = task.doc_to_target(doc)
     if task.config.doc_to_choice is not None:
-        gold = task.doc_to_choice(doc)[gold]
-    elif task.multiple_target:
-        raise DataError(f"{where}: doc_to_target gives several references ({gold!r:.80}), which babeleval does not "
-                        "score; name a task with one reference per document")
+        return task.doc_to_choice(doc)[gold]
+    if task.multiple_target:
+        return list(gold)
     return gold if isinstance(gold, str) else str(gold)
 
 
