@@ -216,6 +216,11 @@ def test_a_grid_resolves_their_generation_settings_and_metrics_before_any_job(tm
                                           encoding="utf-8")
     with pytest.raises(ConfigError, match="decoding preset 'greedy' is not defined"):
         load_params(tmp_path / "params.yaml", root=ROOT)
+    hub = "{kind: hf, dataset: masakhane/afrimgsm}"  # the hub, its revision not pinned
+    (tmp_path / "params.yaml").write_text(GRID.replace("{kind: local, path: data/samples/lmeval/afrimgsm}", hub),
+                                          encoding="utf-8")
+    with pytest.raises(ConfigError, match="tasks.afrimgsm.source: .*source.revision must pin"):
+        load_params(tmp_path / "params.yaml", root=ROOT)
 
 
 @pytest.mark.parametrize("spec, reason", [
