@@ -13,7 +13,10 @@
 The documents, ``doc_to_text``/``doc_to_choice``/``doc_to_target``, few-shot settings and target delimiter are
 lm-eval's: each document is rendered by lm-eval itself (``Task.build_all_requests``, the path its evaluator
 takes) and becomes an item holding that context and those continuations; the template
-``prompts/lmeval/multiple_choice.yaml`` passes them through unchanged. What is planned at start-up (group
+``prompts/lmeval/multiple_choice.yaml`` passes them through unchanged. A ``generate_until`` task's document becomes
+an item holding the context and its reference; ``prompts/lmeval/generate_until.yaml`` passes the context through
+with the task's ``generation_kwargs`` as its generation settings (``LmevalTask.template_settings``), and its reply
+is read by the task's filters (``babeleval.score.lmeval_filters``). What is planned at start-up (group
 expansion, refusals, metrics) is ``babeleval.tasks.lmeval_catalogue``'s.
 
 A local folder stands in for the hub in the dataset's own layout: ``<path>/<dataset_name>/<split>.<ext>`` (a
@@ -67,6 +70,7 @@ class LmevalTask(Task):
             return {}
         generation = catalogue.generation_of(self.spec, f"tasks.{self.NAME}.lmeval")
         return {"generation": {"decoding": GREEDY, "max_new_tokens": generation["max_gen_toks"],
+                               # lm-eval's HF model cuts at the non-empty ones only
                                "stop": [stop for stop in generation["until"] if stop]}}
 
     def leaves(self, language: str) -> tuple[catalogue.Leaf, ...]:
@@ -197,9 +201,9 @@ def gold_index(target: Any, choices: list[str], where: str) -> int:
 
 def generated_gold(task: Any, doc: dict[str, Any]) -> str | list[Any]:
     """The reference a generate_until task's filtered reply is compared with, as lm-eval's ``process_results``
-    makes it: ``doc_to_target``, the choice it names where the task has ``doc_to_choice``, as text (the filtered
-    reply is text); a task with several references per document (lm-eval's ``multiple_target``: nq_open, triviaqa)
-    keeps them as the list lm-eval makes of them."""
+    makes it: the choice ``doc_to_target`` names where the task has ``doc_to_choice``; the list lm-eval makes of
+    several references per document (its ``multiple_target``: nq_open, triviaqa); else ``doc_to_target`` as text
+    (the filtered reply's type)."""
     gold = task.doc_to_target(doc)
     if task.config.doc_to_choice is not None:
         return task.doc_to_choice(doc)[gold]
