@@ -263,3 +263,22 @@ def test_the_real_instruct_models_replies_are_read_by_lm_evals_filters(smollm2_d
         else:  # zero-shot Swahili: it writes no number, which flexible-extract cannot read: failures, not wrong answers
             assert any(record["parse_error"] and "found nothing" in record["parse_error"] for record in scored)
         print(spec, [record["response"][:80] for record in scored], metrics)
+
+
+def test_scoring_a_generated_answer_imports_neither_torch_nor_transformers():
+    """The scoring job (CPU) builds lm-eval's filters and its exact_match, never a model library."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom babeleval.tasks import get_task, lmeval\n"
+            "from babeleval.prompts.templates import load_template\nfrom babeleval.prompts.render import build_requests\n"
+            "from babeleval.score.job import score_combination\n"
+            "lmeval.register({'afrimgsm': {'lmeval': 'afrimgsm_yor_prompt_1'}})\n"
+            f"items = get_task('afrimgsm').load({source_of('afrimgsm')!r}, 'yor_Latn')\n"
+            "template = load_template('afrimgsm', 'afrimgsm_yor_prompt_1')\n"
+            "records = [{**r, 'response': 'Ìdáhùn náà ni 5.'} for r in build_requests(template, items, items, seed=0)]\n"
+            "metrics = score_combination(records, template, 'lmeval_generate', metric_names=("
+            "'exact_match,flexible-extract', 'parse_failure_rate'))[1]\n"
+            "assert metrics['exact_match,flexible-extract'] == 0.25, metrics\n"
+            "heavy = [m for m in ('torch', 'transformers') if m in sys.modules]\nassert not heavy, heavy\n")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
