@@ -32,7 +32,7 @@ import numpy as np
 from ..core.paths import combo_from_path
 from ..core.progress import Progress
 from ..score import outcomes
-from ..score.metrics import EXACT, METRICS, CorpusStatistics, ItemMean, Metric
+from ..score.metrics import EXACT, CorpusStatistics, ItemMean, Metric, find_metric
 from .intervals import clopper_pearson
 from .settings import DEFAULT_SETTINGS
 
@@ -110,7 +110,7 @@ def item_data(metric: str, records: Sequence[dict[str, Any]],
 
     ``options``: the combination's metric options (its scores file's record), as scoring computed it with.
     """
-    defined = METRICS.get(metric)
+    defined = find_metric(metric)
     if defined is None:
         return None
     if isinstance(defined.resampling, ItemMean):
@@ -213,7 +213,7 @@ def interval_for(metric: str, records: Sequence[dict[str, Any]], *, seed: int, n
     data = item_data(metric, records, options)
     if data is None:
         return float("nan"), float("nan")
-    if METRICS[metric].interval == EXACT:
+    if find_metric(metric).interval == EXACT:
         return clopper_pearson(int(round(float(data.values.sum()))), data.n, confidence)
     return confidence_interval(data, seed=seed, n_samples=n_samples, confidence=confidence)
 

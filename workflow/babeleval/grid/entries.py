@@ -14,7 +14,7 @@ from ..generate.backends.config import ModelConfig
 from ..prompts.answer_slot import HOLDS
 from ..prompts.templates import Template, load_template
 from .variants import budget_plans, check_variant, grid_template_names
-from ..score.metrics import METRICS, reportable
+from ..score.metrics import METRICS, get_metric, is_metric, reportable
 from ..score.parsers import PARSERS, get_parser
 from ..tasks import Task, get_task
 from ..tasks.base import is_local
@@ -88,7 +88,7 @@ def checked_templates(task: Task, entry: dict, params: dict, source_file: str, r
         except TemplateError as exc:
             raise ConfigError(f"{source_file}: tasks.{name}.templates: {exc}") from None
         where = f"{source_file}: tasks.{name}.templates: {template.path}"
-        if template.mode == "generate":
+        if template.mode == "generate" and get_family(task.FAMILY).parser_kinds:
             if template.parser not in PARSERS:
                 raise ConfigError(f"{where}: unknown parser '{template.parser}' (known: {', '.join(sorted(PARSERS))})")
         problem = check_template(get_family(task.FAMILY), template)
@@ -107,7 +107,7 @@ def check_template(family: Family, template: Template) -> str | None:
     """Why a template cannot serve a task of this family, or None."""
     if template.mode not in family.modes:
         return f"a {family.name} task cannot be scored in mode '{template.mode}'"
-    if template.mode == "generate":
+    if template.mode == "generate" and family.parser_kinds:  # else the task's own rules read its replies
         parser = get_parser(template.parser)
         kind = parser.kind
         if kind not in family.parser_kinds:
@@ -128,12 +128,12 @@ def check_metrics(family: Family, mode: str, names: tuple[str, ...]) -> str | No
     """Why a template of a ``family`` task scored in ``mode`` cannot list the metrics ``names``, or None: each
     must be a metric of the registry that applies to the family and mode (``babeleval.score.metrics``)."""
     known = sorted(name for name, metric in METRICS.items() if metric.reported)
-    unknown = [name for name in names if name not in METRICS]
+    unknown = [name for name in names if not is_metric(name)]
     if unknown:
         return (f"unknown metric{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} (known: {', '.join(known)}; "
                 "a metric of your own is registered in a file params.yaml lists under modules)")
     allowed = reportable(family, mode)
-    wrong = [name for name in names if name not in allowed]
+    wrong = [name for name in names if not (get_metric(name).reported and get_metric(name).applies(family, mode))]
     if wrong:
         return (f"metric{'s' if len(wrong) > 1 else ''} {', '.join(wrong)} cannot be computed for a {family.name} task "
                 f"in mode '{mode}' (it can report: {', '.join(allowed)})")

@@ -38,6 +38,7 @@ misspelt variable is an error rather than an empty string.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -162,6 +163,13 @@ def template_path(task: str, name: str, root: str | Path = ".") -> Path:
     return Path(root) / PROMPTS_DIR / task / f"{name}.yaml"
 
 
+def task_settings(task: str) -> dict[str, Any]:
+    """Template keys a task sets itself rather than its template file: an lm-eval task's generation settings, taken
+    from lm-eval's task config (``babeleval.tasks.lmeval``); none for any other task."""
+    own = getattr(TASKS.get(task), "template_settings", None)
+    return own() if own is not None else {}
+
+
 def available_templates(task: str, root: str | Path = ".") -> list[str]:
     return sorted(p.stem for p in (Path(root) / PROMPTS_DIR / task).glob("*.yaml"))
 
@@ -174,6 +182,10 @@ def template_fields(task: str, name: str, root: str | Path = ".") -> tuple[dict,
 def _read_fields(path: Path, task: str, name: str, root: str | Path) -> tuple[dict, Path, bytes, Path | None]:
     """The template's mapping, its path, the bytes its hash covers, and the file it uses (or None)."""
     fields, raw = _read_file(path, task, name, root)
+    settings = task_settings(task)
+    if settings:  # the task's own (an lm-eval task's generation_kwargs): in the hash, as the file's text is
+        fields = {**fields, **settings}
+        raw += b"\0" + json.dumps(settings, sort_keys=True).encode("utf-8")
     if "use" not in fields:
         return fields, path, raw, None
     used, used_fields, used_raw = _used_template(path, task, fields, root)

@@ -41,6 +41,7 @@ family's form (a translation's hypothesis and reference), ``parsed``, plus ``cor
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -533,6 +534,40 @@ METRICS: dict[str, Metric] = {metric.name: metric for metric in (
 )}
 
 
+# -- an lm-eval generate_until task's metric, per filter pipeline ----------------------------------------
+
+# lm-eval's exact_match of a reply after one of the task's filter pipelines, named as lm-eval reports it
+# (``exact_match,strict-match``): one metric object per pipeline name, made on demand, so that every process reads
+# the same object from the name alone. Each item's value is lm-eval's own (babeleval.score.lmeval_filters), kept in
+# the scored record under the metric's name; an item the pipeline could not read is a parse failure with lm-eval's
+# value (its fallback, "[invalid]", matches no reference).
+FILTERED_EXACT_MATCH = "exact_match,"
+
+
+@functools.cache
+def filtered_exact_match(pipeline: str) -> Metric:
+    name = FILTERED_EXACT_MATCH + pipeline
+    return Metric(name, f"lm-eval's exact match after its filter pipeline {pipeline}, %", _share_of(name),
+                  family_is("lmeval_generate"), ItemMean(item_value(name), outcome=True), rank=0, interval=EXACT)
+
+
+def _share_of(key: str) -> Callable[[list[Record]], float]:
+    return lambda records: sum(r[key] for r in records) / len(records) if records else float("nan")
+
+
+def find_metric(name: str) -> Metric | None:
+    """The metric object of a name: the registry's, or a filter pipeline's exact match; None for an unknown name."""
+    if name in METRICS:
+        return METRICS[name]
+    if name.startswith(FILTERED_EXACT_MATCH) and len(name) > len(FILTERED_EXACT_MATCH):
+        return filtered_exact_match(name[len(FILTERED_EXACT_MATCH):])
+    return None
+
+
+def is_metric(name: str) -> bool:
+    return find_metric(name) is not None
+
+
 def register(metric: Metric) -> Metric:
     """Add a metric defined outside the package (an extension file params.yaml lists under ``modules``)."""
     if metric.name in METRICS:
@@ -543,10 +578,10 @@ def register(metric: Metric) -> Metric:
 
 
 def get_metric(name: str) -> Metric:
-    try:
-        return METRICS[name]
-    except KeyError:
-        raise KeyError(f"unknown metric '{name}' (known: {', '.join(sorted(METRICS))})") from None
+    metric = find_metric(name)
+    if metric is None:
+        raise KeyError(f"unknown metric '{name}' (known: {', '.join(sorted(METRICS))})")
+    return metric
 
 
 def reportable(family: Family, mode: str) -> list[str]:
@@ -573,7 +608,7 @@ def compute_all(names: Sequence[str], records: list[Record], **options: Any) -> 
     return values, signatures
 
 
-__all__ = ["ACCURACY", "BOOTSTRAP", "CorpusStatistics", "EXACT", "INTERVAL_METHODS", "ItemMean", "PERCENT_UNIT", "POINTS_UNIT", "SHOWN_RANGE", "METRICS", "Metric", "PARSED_ACCURACY", "PARSE_FAILURE_RATE",
+__all__ = ["ACCURACY", "BOOTSTRAP", "CorpusStatistics", "EXACT", "FILTERED_EXACT_MATCH", "filtered_exact_match", "find_metric", "is_metric", "INTERVAL_METHODS", "ItemMean", "PERCENT_UNIT", "POINTS_UNIT", "SHOWN_RANGE", "METRICS", "Metric", "PARSED_ACCURACY", "PARSE_FAILURE_RATE",
            "POINTS", "Recomputed", "SHARE", "Statistics", "accuracy", "anywhere_but_translation", "argmax",
            "balanced_accuracy", "bleu_tokenize", "choice_families", "choice_loglikelihood", "compute_all", "family_is",
            "generated", "get_metric", "headline_metric", "item_outcome", "item_value", "length_normalised", "macro_f1", "register",

@@ -13,6 +13,8 @@ classification     (None if unreadable)        (" A" -> "A", a choice text)
 extractive_qa      the answer span             the gold spans [str]         exact match (SQuAD, max)
 translation        the translation             the reference                None
 math               canonical number string     canonical number string      equal numbers
+lmeval_generate    the headline filter's       lm-eval's reference          its exact_match is 1
+                   answer (None if unread)     (text)                       (``babeleval.score.lmeval_filters``)
 =================  ==========================  ===========================  ==============================
 
 A generated record also keeps its reply's structure (``babeleval.score.parsers.structure.facts``):
@@ -24,7 +26,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..prompts.templates import Template
-from . import extraction
+from ..tasks.families import get_family
+from . import extraction, lmeval_filters
 from .metrics import argmax, length_normalised
 from .parsers import Parsed, get_parser
 from .parsers.structure import facts
@@ -78,6 +81,8 @@ SCORERS = {
     "extractive_qa": score_extractive_qa,
     "translation": score_translation,
     "math": score_math,
+    # read by the task's own filters and scored by lm-eval's exact_match, not by a babeleval parser
+    "lmeval_generate": lmeval_filters.score_filtered,
 }
 
 
@@ -88,6 +93,9 @@ def score_record(family: str, record: dict[str, Any], template: Template,
     parser failed and the extractor's reply parses by the same rule parser."""
     if template.mode != "generate":
         scored = SCORERS[family](record, template, None)
+    elif not get_family(family).parser_kinds:  # the family's scorer reads the reply itself (lm-eval's filters)
+        scored = SCORERS[family](record, template, None)
+        scored.update(facts(record.get("response"), record.get("language")))
     else:
         parsed, sources = extraction.answer(family, record, template, extracted)
         scored = {**SCORERS[family](record, template, parsed), **sources}

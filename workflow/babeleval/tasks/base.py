@@ -39,7 +39,9 @@ they ask about:
 - extractive_qa: ``title``, ``context``, ``question``, ``answer`` [gold spans];
 - translation: ``source_text``, ``source_language``, ``target_language``,
   ``source_name``, ``target_name``, ``target_script``, ``answer`` (reference);
-- math: ``question``, ``answer`` (canonical number string).
+- math: ``question``, ``answer`` (canonical number string);
+- lmeval_generate (an lm-eval generate_until task, ``babeleval.tasks.lmeval``): ``lmeval_context`` (lm-eval's
+  prompt), ``lmeval_task``, ``answer`` (the reference lm-eval compares the filtered reply with, as text).
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ class Family:
     name: str
     # scoring mode -> the metrics a combination reports unless its template lists its own
     default_metrics: Mapping[str, tuple[str, ...]]
-    # the kinds of answer parser (babeleval.score.parsers) its generate templates may read answers with
+    # the kinds of answer parser (babeleval.score.parsers) its generate templates may read answers with; none where
+    # its replies are read by the task's own rules (an lm-eval task's filters: babeleval.score.lmeval_filters)
     parser_kinds: tuple[str, ...]
     # items carry ``choices``: the options of a question, or the class labels
     choices: bool
@@ -44,6 +45,8 @@ FAMILIES: dict[str, Family] = {family.name: family for family in (
            parser_kinds=("text",), choices=False),
     Family("translation", {"generate": ("bleu", "chrf", "parse_failure_rate")}, parser_kinds=("text",), choices=False),
     Family("math", {"generate": ("acc", "parse_failure_rate")}, parser_kinds=("number",), choices=False),
+    # an lm-eval generate_until task: its metrics are its filter pipelines' (babeleval.tasks.lmeval_catalogue)
+    Family("lmeval_generate", {"generate": ("parse_failure_rate",)}, parser_kinds=(), choices=False),
 )}
 
 

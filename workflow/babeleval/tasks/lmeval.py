@@ -13,7 +13,10 @@
 The documents, ``doc_to_text``/``doc_to_choice``/``doc_to_target``, few-shot settings and target delimiter are
 lm-eval's: each document is rendered by lm-eval itself (``Task.build_all_requests``, the path its evaluator
 takes) and becomes an item holding that context and those continuations; the template
-``prompts/lmeval/multiple_choice.yaml`` passes them through unchanged. What is planned at start-up (group
+``prompts/lmeval/multiple_choice.yaml`` passes them through unchanged. A ``generate_until`` task's document becomes
+an item holding the context and its reference; ``prompts/lmeval/generate_until.yaml`` passes the context through
+with the task's ``generation_kwargs`` as its generation settings (``LmevalTask.template_settings``), and its reply
+is read by the task's filters (``babeleval.score.lmeval_filters``). What is planned at start-up (group
 expansion, refusals, metrics) is ``babeleval.tasks.lmeval_catalogue``'s.
 
 A local folder stands in for the hub in the dataset's own layout: ``<path>/<dataset_name>/<split>.<ext>`` (a
@@ -35,14 +38,17 @@ from .base import EVAL, LOCAL, Task
 FEWSHOT_SEED = 1234
 # the builders of ``datasets`` that read each local file format
 BUILDERS = {".jsonl": "json", ".json": "json", ".parquet": "parquet", ".csv": "csv"}
-# the template every lm-eval task's items are rendered with: lm-eval's context and continuations, as they are
-TEMPLATE_FILES = {"multiple_choice": Path("prompts") / "lmeval" / "multiple_choice.yaml"}
+# the template every lm-eval task's items are rendered with, by family: lm-eval's context and continuations, or
+# its context and generation settings, as they are
+TEMPLATE_FILES = {"multiple_choice": Path("prompts") / "lmeval" / "multiple_choice.yaml",
+                  catalogue.GENERATED: Path("prompts") / "lmeval" / "generate_until.yaml"}
+# lm-eval's greedy decoding, as params.yaml's decoding presets name it (a sampling task is refused: catalogue)
+GREEDY = "greedy"
 
 
 class LmevalTask(Task):
-    """One ``lmeval`` entry of a grid; its family is its lm-eval tasks' output type's (multiple choice)."""
-
-    FAMILY = "multiple_choice"
+    """One ``lmeval`` entry of a grid; its family is its lm-eval tasks' output type's (multiple choice, or a
+    generated answer read by lm-eval's filters)."""
 
     def __init__(self, name: str, spec: str):
         self.NAME = name
@@ -50,8 +56,22 @@ class LmevalTask(Task):
         self.OPTIONS = {"lmeval": spec}
 
     @property
+    def FAMILY(self) -> str:  # noqa: N802 - the attribute every task declares (babeleval.tasks.base)
+        return catalogue.family_of(self.spec)
+
+    @property
     def template_file(self) -> Path:
         return TEMPLATE_FILES[self.FAMILY]
+
+    def template_settings(self) -> dict[str, Any]:
+        """What the template takes from lm-eval's task config rather than its file: a generate_until task's
+        ``generation_kwargs``, as the template's ``generation`` (stop strings, token limit, greedy decoding)."""
+        if self.FAMILY != catalogue.GENERATED:
+            return {}
+        generation = catalogue.generation_of(self.spec, f"tasks.{self.NAME}.lmeval")
+        return {"generation": {"decoding": GREEDY, "max_new_tokens": generation["max_gen_toks"],
+                               # lm-eval's HF model cuts at the non-empty ones only
+                               "stop": [stop for stop in generation["until"] if stop]}}
 
     def leaves(self, language: str) -> tuple[catalogue.Leaf, ...]:
         return catalogue.plan(self.spec, [language], f"tasks.{self.NAME}.lmeval").leaves[language]
@@ -138,7 +158,8 @@ def build(leaf: catalogue.Leaf, source: dict[str, Any], root: str | Path) -> Any
 
 def rendered_items(leaf: catalogue.Leaf, source: dict[str, Any], root: str | Path, language: str,
                    task_name: str) -> list[dict[str, Any]]:
-    """The canonical items of one lm-eval task: per document, lm-eval's context, continuations, choices, gold."""
+    """The canonical items of one lm-eval task: per document, lm-eval's context, and its continuations, choices
+    and gold index (multiple choice) or its gold answer (generate_until)."""
     task = build(leaf, source, root)
     version = catalogue.lmeval_version()  # the rendering's code, on record with each item
     by_doc: dict[int, list[Any]] = {}
@@ -148,8 +169,7 @@ def rendered_items(leaf: catalogue.Leaf, source: dict[str, Any], root: str | Pat
     for doc_id, instances in sorted(by_doc.items()):
         instances.sort(key=lambda instance: instance.idx)
         doc = instances[0].doc
-        choices = [str(choice) for choice in task.doc_to_choice(doc)]
-        items.append({
+        item = {
             "id": f"{leaf.name}#{doc_id}",
             "task": task_name,
             "language": language,
@@ -157,10 +177,14 @@ def rendered_items(leaf: catalogue.Leaf, source: dict[str, Any], root: str | Pat
             "lmeval_task": leaf.name,
             "lmeval_version": version,
             "lmeval_context": instances[0].arguments[0],
-            "lmeval_continuations": [instance.arguments[1] for instance in instances],
-            "choices": choices,
-            "answer": gold_index(task.doc_to_target(doc), choices, f"{leaf.name} document {doc_id}"),
-        })
+        }
+        if leaf.generated:
+            item["answer"] = generated_gold(task, doc)
+        else:
+            choices = [str(choice) for choice in task.doc_to_choice(doc)]
+            item.update(lmeval_continuations=[instance.arguments[1] for instance in instances], choices=choices,
+                        answer=gold_index(task.doc_to_target(doc), choices, f"{leaf.name} document {doc_id}"))
+        items.append(item)
     if not items:
         raise DataError(f"lm-eval task '{leaf.name}' ({language}): no documents")
     return items
@@ -173,6 +197,19 @@ def gold_index(target: Any, choices: list[str], where: str) -> int:
     if isinstance(target, str) and target in choices:
         return choices.index(target)
     raise DataError(f"{where}: doc_to_target gives {target!r}, neither an index nor one of the choices {choices}")
+
+
+def generated_gold(task: Any, doc: dict[str, Any]) -> str | list[Any]:
+    """The reference a generate_until task's filtered reply is compared with, as lm-eval's ``process_results``
+    makes it: the choice ``doc_to_target`` names where the task has ``doc_to_choice``; the list lm-eval makes of
+    several references per document (its ``multiple_target``: nq_open, triviaqa); else ``doc_to_target`` as text
+    (the filtered reply's type)."""
+    gold = task.doc_to_target(doc)
+    if task.config.doc_to_choice is not None:
+        return task.doc_to_choice(doc)[gold]
+    if task.multiple_target:
+        return list(gold)
+    return gold if isinstance(gold, str) else str(gold)
 
 
 def register(tasks: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ Importing lm-eval costs about 2 s; its index of names about 10 s on a quiet 2-co
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import importlib.metadata
@@ -26,12 +27,11 @@ from typing import Any
 from ..core.errors import ConfigError
 from ..core.languages import LANGUAGES
 
-# lm-eval's output types babeleval scores, as the family its items become
-FAMILY_OF = {"multiple_choice": "multiple_choice"}
-# why the other output types cannot run (yet): said at start-up, never half-run
+# lm-eval's output types babeleval scores, as the family its items become (babeleval.tasks.families)
+GENERATED = "lmeval_generate"
+FAMILY_OF = {"multiple_choice": "multiple_choice", "generate_until": GENERATED}
+# why the other output types cannot run: said at start-up, never half-run
 REFUSED_OUTPUT = {
-    "generate_until": "its answers are generated and read by lm-eval's filters (regex, take_first ...), which "
-                      "babeleval does not map to its parsers; use a babeleval family with a generate template",
     "loglikelihood": "it scores one continuation's log-likelihood (perplexity-style), which no babeleval family reports",
     "loglikelihood_rolling": "it scores a whole document's rolling log-likelihood (perplexity), which no babeleval "
                              "family reports",
@@ -41,6 +41,22 @@ REFUSED_OUTPUT = {
 # the continuation's length in characters (babeleval's exact_match and f1 are SQuAD's, over extracted spans: not
 # lm-eval's classification f1 or its exact_match of a filtered generation)
 METRICS = {"acc": "acc", "acc_norm": "acc_norm"}
+# a generate_until task's metric: lm-eval's own exact_match, computed by lm-eval after each of the task's filter
+# pipelines and reported per pipeline as lm-eval names it (``exact_match,<pipeline>``: babeleval.score.lmeval_filters)
+GENERATED_METRICS = ("exact_match",)
+# lm-eval's filters whose output depends on the reply alone: built with lm-eval's own classes at scoring time
+FILTERS = ("regex", "take_first", "remove_whitespace", "lowercase", "uppercase")
+# why the others cannot run
+REFUSED_FILTERS = {
+    "majority_vote": "it votes over several sampled answers per document (repeats), which babeleval does not draw",
+    "take_first_k": "it keeps several sampled answers per document (repeats), which babeleval does not draw",
+    "multi_choice_regex": "it reads the document's choices beside the reply, and babeleval's records do not carry "
+                          "lm-eval's documents",
+    "custom": "it is a Python function of the task that reads the documents beside the reply",
+}
+# lm-eval's generation settings babeleval carries into a generate template (``normalize_gen_kwargs``' keys); any
+# other (top_p, a sampling temperature ...) is a decoding babeleval's greedy preset does not give
+GENERATION_KEYS = ("until", "max_gen_toks", "do_sample", "temperature")
 # config keys that mean a need babeleval cannot meet, and why
 NEEDS = {
     "unsafe_code": "it executes generated code",
@@ -95,28 +111,73 @@ class Leaf:
 
     @property
     def metric_list(self) -> list[dict[str, Any]]:
-        return self.config.get("metric_list") or [{"metric": "acc"}]  # lm-eval's default for multiple choice
+        """Its ``metric_list``; where it has none, lm-eval's default for its output type (without options)."""
+        return self.config.get("metric_list") or [{"metric": "exact_match" if self.generated else "acc"}]
+
+    @property
+    def generated(self) -> bool:
+        return self.output_type == "generate_until"
 
     @property
     def metrics(self) -> tuple[str, ...]:
-        """Its metrics that babeleval computes the same way (each item's value averaged), as babeleval names them."""
-        return tuple(METRICS[m["metric"]] for m in self.metric_list if unsupported_because(m) is None)
+        """Its metrics that babeleval computes the same way (each item's value averaged), as babeleval names them:
+        a generate_until task's exact_match once per filter pipeline, then its parse-failure rate."""
+        supported = [m["metric"] for m in self.metric_list if unsupported_because(m, self.generated) is None]
+        if self.generated:
+            return (*(f"{name},{pipeline}" for name in supported for pipeline in self.pipelines),
+                    "parse_failure_rate") if supported else ()
+        return tuple(METRICS[name] for name in supported)
 
     @property
     def unsupported(self) -> dict[str, str]:
         """Its metrics that babeleval does not report, and why: named at start-up, never computed differently."""
-        return {str(m["metric"]): why for m in self.metric_list if (why := unsupported_because(m)) is not None}
+        return {str(m["metric"]): why for m in self.metric_list
+                if (why := unsupported_because(m, self.generated)) is not None}
+
+    @property
+    def filter_list(self) -> list[dict[str, Any]]:
+        """Its filter pipelines as lm-eval builds them: the task's ``filter_list``, else lm-eval's ``none``
+        (take_first)."""
+        return self.config.get("filter_list") or [{"name": "none", "filter": [{"function": "take_first"}]}]
+
+    @property
+    def pipelines(self) -> tuple[str, ...]:
+        return tuple(str(pipeline["name"]) for pipeline in self.filter_list)
+
+    @property
+    def metric_options(self) -> dict[str, Any]:
+        """exact_match's options as lm-eval passes them (ignore_case, ignore_punctuation, regexes_to_ignore ...)."""
+        entry = next(m for m in self.metric_list if m.get("metric") == "exact_match")
+        return {key: value for key, value in entry.items()
+                if key not in ("metric", "aggregation", "higher_is_better", "hf_evaluate")}
+
+    @property
+    def generation(self) -> dict[str, Any]:
+        """Its ``generation_kwargs`` as lm-eval's own ``TaskConfig`` and HF model read them: the stop strings
+        (``until``; lm-eval's default is the few-shot delimiter), ``max_gen_toks`` (the HF model's 256 where unset),
+        ``do_sample``, ``temperature`` and anything else the task sets."""
+        from lm_eval.config.task import TaskConfig
+        from lm_eval.defaults import DEFAULT_MAX_GEN_TOKS  # its HF model's limit where a task sets none
+        from lm_eval.models.utils import normalize_gen_kwargs
+
+        config = TaskConfig(task=self.name, output_type="generate_until",
+                            generation_kwargs=copy.deepcopy(self.config.get("generation_kwargs")),
+                            fewshot_delimiter=self.config.get("fewshot_delimiter", "\n\n"))
+        return dict(normalize_gen_kwargs(config.generation_kwargs, DEFAULT_MAX_GEN_TOKS))
 
 
-def unsupported_because(metric: dict[str, Any]) -> str | None:
+def unsupported_because(metric: dict[str, Any], generated: bool = False) -> str | None:
     """Why babeleval has no metric object for an lm-eval ``metric_list`` entry, or None."""
     name = metric.get("metric")
     if not isinstance(name, str):
         return "given as code"
-    if name not in METRICS:
-        return f"no babeleval metric object (babeleval maps {', '.join(METRICS)})"
+    known = GENERATED_METRICS if generated else tuple(METRICS)
+    if name not in known:
+        return f"no babeleval metric object (babeleval maps {', '.join(known)})"
     if metric.get("aggregation", "mean") != "mean":
         return "aggregated by a function of the task, not the mean of its items"
+    if metric.get("hf_evaluate"):
+        return "computed by the evaluate library's version of the metric, not lm-eval's own"
     return None
 
 
@@ -274,6 +335,10 @@ def refusal(leaf: Leaf) -> str | None:
             return why
     if leaf.output_type not in FAMILY_OF:
         return f"output_type {leaf.output_type}: " + REFUSED_OUTPUT.get(leaf.output_type, "unknown to babeleval")
+    if leaf.generated:
+        why = generation_refusal(leaf)
+        if why:
+            return why
     names = [m.get("metric") for m in config.get("metric_list") or []]
     judged = [n for n in names if isinstance(n, str) and any(j in n for j in JUDGED)]
     if judged:
@@ -281,9 +346,61 @@ def refusal(leaf: Leaf) -> str | None:
     if not leaf.metrics:
         return "none of its metrics has a babeleval metric object: " + "; ".join(
             f"{name}: {why}" for name, why in leaf.unsupported.items())
-    if config.get("filter_list"):
+    if config.get("filter_list") and not leaf.generated:
         return "its answers pass through lm-eval filters, which babeleval does not map"
     return None
+
+
+def generation_refusal(leaf: Leaf) -> str | None:
+    """Why babeleval cannot run a generate_until task as lm-eval does, or None: it scores its own way, samples,
+    or reads its replies with a filter that needs more than the reply."""
+    config = leaf.config
+    if config.get("process_results"):
+        return "its replies are scored by a Python function of the task (process_results), not lm-eval's metrics"
+    if int(config.get("repeats") or 1) > 1:
+        return f"it samples {config['repeats']} answers per document (repeats), which babeleval does not draw"
+    for pipeline in leaf.filter_list:
+        steps = [step.get("function") for step in pipeline.get("filter") or []]
+        for function in steps:
+            if function not in FILTERS:
+                why = REFUSED_FILTERS.get(function, f"babeleval runs lm-eval's filters {', '.join(FILTERS)}")
+                return f"filter pipeline {pipeline.get('name')}: filter {function!r}: {why}"
+        if not steps or steps[-1] != "take_first":
+            return (f"filter pipeline {pipeline.get('name')} does not end with take_first: it leaves a list of "
+                    "answers per document, which lm-eval scores as a list")
+    generation = leaf.generation
+    if generation.get("do_sample"):
+        return (f"it samples (do_sample, temperature {generation.get('temperature')}); babeleval carries lm-eval's "
+                "greedy decoding, a sampled one is a params.yaml decoding preset of a babeleval template")
+    others = sorted(set(generation) - set(GENERATION_KEYS))
+    if others:
+        return f"its generation_kwargs set {', '.join(others)}, which babeleval's greedy decoding does not carry"
+    return None
+
+
+@functools.cache
+def generation_of(spec: str, where: str) -> dict[str, Any]:
+    """The generation settings every leaf under ``spec`` shares (the one template carries one set). Read once per
+    process: every load of the task's template asks (not to be changed by the caller)."""
+    settings = {json.dumps(leaf.generation, sort_keys=True) for leaf in expand(spec, where) if leaf.generated}
+    if len(settings) != 1:
+        found = "no generate_until task" if not settings else "tasks with different generation_kwargs"
+        raise ConfigError(f"{where}: lm-eval '{spec}' has {found}; name one of its members")
+    return json.loads(settings.pop())
+
+
+@functools.cache
+def family_of(spec: str) -> str:
+    """The babeleval family of an lm-eval name's tasks (one: a name mixing output types is refused)."""
+    types = {leaf.output_type for leaf in expand(spec, f"lmeval '{spec}'")}
+    if len(types) != 1:
+        raise ConfigError(f"lmeval '{spec}' mixes output types across its tasks ({', '.join(sorted(types))}); "
+                          "name one of its members")
+    output_type = types.pop()
+    if output_type not in FAMILY_OF:
+        raise ConfigError(f"lmeval '{spec}': output_type {output_type}: "
+                          + REFUSED_OUTPUT.get(output_type, "unknown to babeleval"))
+    return FAMILY_OF[output_type]
 
 
 def plan(spec: str, languages: list[str], where: str) -> Plan:
