@@ -1,4 +1,4 @@
-"""Every command in README.md and docs/*.md runs as written.
+"""Every command in README.md, docs/*.md and the headers of examples/*.yaml runs as written.
 
 The shell blocks of the pages are extracted and each command is run in a fresh copy of the workflow (one whose
 Belebele and MMLU outputs a first run built, so that commands reading them have them): Snakemake commands as dry
@@ -25,7 +25,7 @@ from conftest import ROOT, copy_workflow
 
 pytestmark = pytest.mark.slow
 
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "examples").glob("*.yaml"))]
 COMMANDS = ("snakemake", "dvc", "python", ".venv/bin/python", "make", "git", "cp", "export", "source", "pip",
             "$EDITOR")
 # what a copy of the workflow cannot run, by its first words, and why (each is run elsewhere or needs a place)
@@ -54,13 +54,21 @@ DVC_RUN = ("dvc exp show", "dvc config --local", "dvc plots show")
 MISSING_EXPERIMENT = re.compile(r"'(baseline|terse-instruct)' is neither a git revision nor a DVC experiment")
 
 
+def shell_blocks(page: Path) -> list[str]:
+    """The shell blocks of a page: a Markdown page's bash/sh blocks; an example grid's header (its leading comment,
+    whose indented lines are the commands that run it) as one block."""
+    text = page.read_text(encoding="utf-8")
+    if page.suffix == ".yaml":
+        header = re.match(r"(?:#.*\n)*", text).group(0)
+        return ["\n".join(line[len("#   "):] for line in header.splitlines() if line.startswith("#   "))]
+    return [body for lang, body in re.findall(r"```(\w*)\n(.*?)```", text, re.S) if lang in ("bash", "sh", "shell", "")]
+
+
 def shell_commands(page: Path) -> list[list[list[str]]]:
     """Each shell block of ``page`` as its lines, each line the commands it chains with && (comments stripped,
     continuations joined)."""
     blocks = []
-    for lang, body in re.findall(r"```(\w*)\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
-        if lang not in ("bash", "sh", "shell", ""):
-            continue
+    for body in shell_blocks(page):
         lines = []
         for line in body.replace("\\\n", " ").splitlines():
             chain = [part.strip() for part in re.sub(r"\s+#\s.*$", "", line).strip().split("&&")]
