@@ -127,7 +127,7 @@ def test_figure_and_report_fragment(raw, tmp_path):
     figure = tmp_path / "variation.png"
     variation_plots.variation_figure(matrices, tables["spread"], figure)
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    fragment = variation_fragment.render(tables, figure, {})
+    fragment = variation_fragment.render(tables, figure, {}, alpha=0.05)
     assert fragment.startswith('<section id="variation">') and fragment.endswith("</section>")
     assert "Largest variation term: &#x27;language x enum&#x27;" in fragment or "Largest variation term: &#x27;enum&#x27;" in fragment
     assert "rho between a language&#x27;s accuracy and its sensitivity = -1.00" in fragment
@@ -141,6 +141,17 @@ def test_figure_and_report_fragment(raw, tmp_path):
     assert (shown["mean"] == 100 * tables["spread"]["mean"]).all() and "<th>scale</th>" in fragment
 
 
+def test_the_spread_sentence_counts_rows_at_the_configured_alpha(raw):
+    from babeleval.analysis import variation_fragment
+
+    tables = variation.analyse(variation.outcome_matrices(raw), AnalysisSettings(seed=0, samples=50, permutations=200))
+    p = tables["spread"]["p_spread"]
+    for alpha in (0.01, 0.05, 0.5):
+        [sentence] = [line for line in variation_fragment.findings(tables, alpha) if line.startswith("Item noise")]
+        assert f"{int((p < alpha).sum())} of {len(p)} (model, task, language) rows spread beyond it " \
+               f"(permutation p < {alpha:g}," in sentence
+
+
 def test_a_grid_without_variant_sets_gives_empty_tables_and_says_so(tmp_path):
     from babeleval.analysis import variation_fragment, variation_plots
 
@@ -148,4 +159,4 @@ def test_a_grid_without_variant_sets_gives_empty_tables_and_says_so(tmp_path):
     tables = variation.analyse(variation.outcome_matrices(raw), AnalysisSettings(seed=0, samples=10, permutations=100))
     assert all(frame.empty for frame in tables.values())
     variation_plots.variation_figure({}, tables["spread"], tmp_path / "v.png")
-    assert variation_fragment.render(tables, tmp_path / "v.png", {}).count(variation_fragment.EMPTY) == 5
+    assert variation_fragment.render(tables, tmp_path / "v.png", {}, alpha=0.05).count(variation_fragment.EMPTY) == 5

@@ -164,7 +164,7 @@ rule variation_analysis:
     params:
         # a budgeted set's variants answered different items: estimated as a set instead (budget.smk)
         outcomes=grid_rules.budgeted_files(GRID, paths.OUTCOMES, budgeted=False),
-        settings=GRID.analysis.pick("seed", "samples", "confidence", "permutations", "language_groups"),
+        settings=GRID.analysis.pick("seed", "samples", "confidence", "permutations", "language_groups", "alpha"),
     threads: CPU_THREADS
     resources:
         **CPU_RESOURCES,

@@ -29,15 +29,16 @@ def pct(value: float) -> str:
     return f"{100.0 * value:.1f}"
 
 
-def findings(tables: dict[str, pd.DataFrame]) -> list[str]:
+def findings(tables: dict[str, pd.DataFrame], alpha: float) -> list[str]:
+    """The section's sentences; ``alpha``: the analysis's configured significance level (``AnalysisSettings``)."""
     out = []
     spread = tables["spread"]
     if not spread.empty:
-        beyond = int((spread["p_spread"] < 0.05).sum())
+        beyond = int((spread["p_spread"] < alpha).sum())
         out.append(f"Item noise alone would give a spread over variants of {pct(spread['spread_noise'].min())} to "
                    f"{pct(spread['spread_noise'].max())} points (the items shuffled over the variants); {beyond} of "
-                   f"{len(spread)} (model, task, language) rows spread beyond it (permutation p < 0.05, not corrected "
-                   "for multiple rows).")
+                   f"{len(spread)} (model, task, language) rows spread beyond it (permutation p < {alpha:g}, not "
+                   "corrected for multiple rows).")
         row = spread.sort_values("spread", ascending=False).iloc[0]
         out.append(f"Largest observed spread: {pct(row['spread'])} points [{pct(row['spread_low'])}, "
                    f"{pct(row['spread_high'])}] against {pct(row['spread_noise'])} from item noise (p = "
@@ -65,8 +66,8 @@ def findings(tables: dict[str, pd.DataFrame]) -> list[str]:
 EMPTY = "No rows: the grid has no variant set here, or too few variants, models or languages for this table."
 
 
-def render(tables: dict[str, pd.DataFrame], figure: str | Path, csv_names: dict[str, str]) -> str:
-    items = "".join(f"<li>{html.escape(line)}</li>" for line in findings(tables))
+def render(tables: dict[str, pd.DataFrame], figure: str | Path, csv_names: dict[str, str], alpha: float) -> str:
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in findings(tables, alpha))
     parts = ['<section id="variation">', "<h2>Prompt variation</h2>",
              note("Variants of one base template differ only in format (enumerators, separators, spacing, label "
                   "case, instruction language, choice order, exemplars); every comparison uses the items all variants "
