@@ -286,6 +286,9 @@ def test_profile_runs_the_default_workflow_to_the_leaderboard(cluster, tmp_path)
                                                  c)], comments
     assert sorted(c for c in comments if re.search(r"prepare_data|render_prompts|score", c)) == \
         ["rule_prepare_prepare_data_render_prompts_belebele", "rule_score_score_belebele"], comments
+    # the analysis after scoring (leaderboard, tables, plots, report) is one submission, none of its rules alone
+    assert len([c for c in comments if c.startswith("rule_analysis_")]) == 1, comments
+    assert not [c for c in comments if re.fullmatch(r"rule_(leaderboard|summary_tables|plots|report)", c)], comments
     for job in cpu_jobs:
         assert int(job["NumCPUs"]) <= PARTITIONS["cpu"]["max_cpus_per_task"], job
         assert memory_mb(job["MinMemoryNode"]) <= PARTITIONS["cpu"]["max_mem_mb"], job
