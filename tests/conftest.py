@@ -48,7 +48,8 @@ def run_order(items):
     """The order `make test` (--dist loadscope --no-loadscope-reorder) hands the scopes (a file, or a class) to its
     workers: the scopes that mostly wait first, so that the other worker's tests fill the wait, then pytest-xdist's
     own order (the most tests first; collection order among equals). In xdist's own order the two SLURM tests,
-    about 5 min of which a third is waiting on the executor's status polls, started last, beside nothing."""
+    about 5 min (the first test: 77 of its 169 s between a job's end and the next submission, waiting on the
+    executor's status polls), started last, beside nothing."""
     scope = {item: item.nodeid.rsplit("::", 1)[0] for item in items}  # xdist's loadscope unit
     size = {}
     for name in scope.values():
