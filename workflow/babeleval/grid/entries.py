@@ -14,7 +14,7 @@ from ..generate.backends.config import ModelConfig
 from ..prompts.answer_slot import HOLDS
 from ..prompts.templates import Template, load_template
 from .variants import budget_plans, check_variant, grid_template_names
-from ..score.metrics import METRICS, get_metric, is_metric, reportable
+from ..score.metrics import METRICS, can_report, is_metric, reportable
 from ..score.parsers import PARSERS, get_parser
 from ..tasks import Task, get_task
 from ..tasks.base import is_local
@@ -133,7 +133,7 @@ def check_metrics(family: Family, mode: str, names: tuple[str, ...]) -> str | No
         return (f"unknown metric{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} (known: {', '.join(known)}; "
                 "a metric of your own is registered in a file params.yaml lists under modules)")
     allowed = reportable(family, mode)
-    wrong = [name for name in names if not (get_metric(name).reported and get_metric(name).applies(family, mode))]
+    wrong = [name for name in names if not can_report(name, family, mode)]
     if wrong:
         return (f"metric{'s' if len(wrong) > 1 else ''} {', '.join(wrong)} cannot be computed for a {family.name} task "
                 f"in mode '{mode}' (it can report: {', '.join(allowed)})")

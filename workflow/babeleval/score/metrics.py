@@ -308,9 +308,14 @@ def _macro_f1(records: list[Record]) -> float:
     return macro_f1(*_golds_preds(records))
 
 
+def _mean_of(key: str, scale: float = 1.0) -> Callable[[list[Record]], float]:
+    """The mean of a per-item 0-1 score kept under ``key``, times ``scale``."""
+    return lambda records: scale * sum(r[key] for r in records) / len(records) if records else float("nan")
+
+
 def _points_mean(key: str) -> Callable[[list[Record]], float]:
     """The mean of a per-item 0-1 score, on 0-100 (SQuAD's exact match and F1, as JGLUE publishes them)."""
-    return lambda records: 100.0 * sum(r[key] for r in records) / len(records) if records else float("nan")
+    return _mean_of(key, 100.0)
 
 
 def _squad_signature(records: list[Record]) -> str:
@@ -547,12 +552,8 @@ FILTERED_EXACT_MATCH = "exact_match,"
 @functools.cache
 def filtered_exact_match(pipeline: str) -> Metric:
     name = FILTERED_EXACT_MATCH + pipeline
-    return Metric(name, f"lm-eval's exact match after its filter pipeline {pipeline}, %", _share_of(name),
+    return Metric(name, f"lm-eval's exact match after its filter pipeline {pipeline}, %", _mean_of(name),
                   family_is("lmeval_generate"), ItemMean(item_value(name), outcome=True), rank=0, interval=EXACT)
-
-
-def _share_of(key: str) -> Callable[[list[Record]], float]:
-    return lambda records: sum(r[key] for r in records) / len(records) if records else float("nan")
 
 
 def find_metric(name: str) -> Metric | None:
@@ -584,9 +585,16 @@ def get_metric(name: str) -> Metric:
     return metric
 
 
+def can_report(name: str, family: Family, mode: str) -> bool:
+    """Whether a template of a task of ``family`` scored in ``mode`` can list the (known) metric ``name``."""
+    metric = get_metric(name)
+    return metric.reported and metric.applies(family, mode)
+
+
 def reportable(family: Family, mode: str) -> list[str]:
-    """The metrics a template of a task of ``family`` scored in ``mode`` can list, in the registry's order."""
-    return [m.name for m in METRICS.values() if m.reported and m.applies(family, mode)]
+    """The registry's metrics a template of a task of ``family`` scored in ``mode`` can list, in its order (a
+    filter pipeline's exact match, made from its name, is not listed: ``can_report`` answers for it)."""
+    return [name for name in METRICS if can_report(name, family, mode)]
 
 
 def headline_metric(names: Iterable[str]) -> str | None:
@@ -610,6 +618,6 @@ def compute_all(names: Sequence[str], records: list[Record], **options: Any) -> 
 
 __all__ = ["ACCURACY", "BOOTSTRAP", "CorpusStatistics", "EXACT", "FILTERED_EXACT_MATCH", "filtered_exact_match", "find_metric", "is_metric", "INTERVAL_METHODS", "ItemMean", "PERCENT_UNIT", "POINTS_UNIT", "SHOWN_RANGE", "METRICS", "Metric", "PARSED_ACCURACY", "PARSE_FAILURE_RATE",
            "POINTS", "Recomputed", "SHARE", "Statistics", "accuracy", "anywhere_but_translation", "argmax",
-           "balanced_accuracy", "bleu_tokenize", "choice_families", "choice_loglikelihood", "compute_all", "family_is",
+           "balanced_accuracy", "bleu_tokenize", "can_report", "choice_families", "choice_loglikelihood", "compute_all", "family_is",
            "generated", "get_metric", "headline_metric", "item_outcome", "item_value", "length_normalised", "macro_f1", "register",
            "reportable"]
