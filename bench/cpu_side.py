@@ -120,14 +120,13 @@ def write_generations(wf: Path, model: str, template: str) -> None:
     grid = validate(params, source_file="params.yaml")
     settings = rules.generation_settings(grid, model, TASK, template)
     languages = grid.tasks[TASK].languages
-    job.run(config=model_config(params["models"][model]), model_path=rules.model_path(grid, model),
-            mode=settings["mode"], settings=settings,
-            request_files={lang: paths.PROMPTS.format(task=TASK, language=lang, template=template)
-                           for lang in languages},
-            output_files={lang: paths.GENERATIONS.format(model=model, task=TASK, language=lang, template=template)
+    job.run(job.JobModel(model_config(params["models"][model]), rules.model_path(grid, model),
+                         loader=lambda config, path: InstantModel()),
+            settings["mode"], settings,
+            job.JobFiles({lang: paths.PROMPTS.format(task=TASK, language=lang, template=template) for lang in languages},
+                         {lang: paths.GENERATIONS.format(model=model, task=TASK, language=lang, template=template)
                           for lang in languages},
-            cache_path=None, backend_loader=lambda config, path: InstantModel(),
-            usage_file=paths.USAGE.format(model=model, task=TASK, template=template))
+                         None, paths.USAGE.format(model=model, task=TASK, template=template)))
 
 
 # -- Snakemake as a child process -----------------------------------------------------------------------------------

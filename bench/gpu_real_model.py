@@ -81,6 +81,7 @@ def convert(gguf_file: str, model_dir: str) -> None:
 def run(plan_dir: Path, model_dir: str, device: str, dtype: str, out: str, threads: int | None) -> None:
     """Every planned job through ``generation_job`` with the entry's device and dtype replaced; cache off."""
     from babeleval.core.jsonl import read_jsonl, write_jsonl
+    from babeleval.core.layout import job_pairs
     from babeleval.generate.job import generation_job
 
     jobs = json.loads((plan_dir / "jobs.json").read_text(encoding="utf-8"))
@@ -97,9 +98,7 @@ def run(plan_dir: Path, model_dir: str, device: str, dtype: str, out: str, threa
                            cache_path=None, threads=threads, model=job["model"])
             print(f"{job['model']} {job['task']} ({', '.join(job['templates'])}): "
                   f"{time.perf_counter() - begun:.1f} s", file=sys.stderr, flush=True)
-            n = len(job["languages"])
-            for i, path in enumerate(outputs):
-                template, language = job["templates"][i // n], job["languages"][i % n]
+            for (template, language), path in zip(job_pairs(job["templates"], job["languages"]), outputs, strict=True):
                 for record in read_jsonl(path):
                     row = {"model": job["model"], "task": job["task"], "language": language, "template": template,
                            "id": record["id"], "gold": record.get("answer")}

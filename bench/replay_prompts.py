@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> None:
     from babeleval.core.jsonl import read_jsonl, write_jsonl
     from babeleval.generate.backends import model_config
     from babeleval.generate.job import RENDERED_PROMPT, run
+    from babeleval.generate.job import JobFiles, JobModel
 
     cpu_threads.grant(args.threads)
     config = model_config({"backend": "hf", "model": args.model, "dtype": "float32", "device": "cpu",
@@ -45,8 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     files = {str(k): path for k, path in enumerate(args.prompts)}
     with tempfile.TemporaryDirectory() as scratch:
         outputs = {k: str(Path(scratch) / f"{k}.jsonl") for k in files}
-        run(config=config, model_path=args.model, mode=settings["mode"], settings=settings, request_files=files,
-            output_files=outputs, cache_path=None)
+        run(JobModel(config, args.model), settings["mode"], settings, JobFiles(files, outputs, None))
         computed = time.perf_counter()
         rows = []
         for k in files:

@@ -128,10 +128,9 @@ def test_generate_job_records_messages_template_hash_and_rendered_prompt(tmp_pat
     settings = {"mode": "generate", "do_sample": False, "max_new_tokens": 3, "stop": ["\n"]}
 
     def run(entry):
-        return generate.run(config=model_config(entry), model_path=str(tiny_model_dir), mode="generate",
-                            settings=settings, request_files={"eng_Latn": str(tmp_path / "eng.jsonl")},
-                            output_files={"eng_Latn": str(tmp_path / "out.jsonl")},
-                            cache_path=str(tmp_path / "cache.sqlite"))
+        return generate.run(generate.JobModel(model_config(entry), str(tiny_model_dir)), "generate", settings,
+                            generate.JobFiles({"eng_Latn": str(tmp_path / "eng.jsonl")},
+                                              {"eng_Latn": str(tmp_path / "out.jsonl")}, str(tmp_path / "cache.sqlite")))
 
     assert run(entry)["computed"] == 3
     record = read_jsonl(tmp_path / "out.jsonl")[0]

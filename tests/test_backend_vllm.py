@@ -257,14 +257,12 @@ def test_a_job_hands_all_its_requests_to_the_engine_at_once(vllm_stub, tiny_mode
                                    "continuations": [" the mat", " under a tree"]} for i in range(n)])
     outputs = {lang: str(tmp_path / "out" / f"{lang}.jsonl") for lang in files}
     config = model_config({"backend": "vllm", "model": str(tiny_model_dir), "dtype": "float32"})
-    counts = generate.run(config=config, model_path=str(tiny_model_dir), mode="loglikelihood",
-                          settings={"mode": "loglikelihood"}, request_files=files, output_files=outputs,
-                          cache_path=str(tmp_path / "cache.sqlite"))
+    model = generate.JobModel(config, str(tiny_model_dir))
+    job_files = generate.JobFiles(files, outputs, str(tmp_path / "cache.sqlite"))
+    counts = generate.run(model, "loglikelihood", {"mode": "loglikelihood"}, job_files)
     assert counts == {"requests": 8, "cache_hits": 0, "computed": 8}
     assert len(vllm_stub["added"]) == 16 and {step for step, *_ in vllm_stub["added"]} == {0}
     assert vllm_stub["steps"] == 8  # two requests a step: the engine ran them all in one go
     assert all(len(r["loglikelihoods"]) == 2 for lang in outputs for r in read_jsonl(outputs[lang]))
-    again = generate.run(config=config, model_path=str(tiny_model_dir), mode="loglikelihood",
-                         settings={"mode": "loglikelihood"}, request_files=files, output_files=outputs,
-                         cache_path=str(tmp_path / "cache.sqlite"))
+    again = generate.run(model, "loglikelihood", {"mode": "loglikelihood"}, job_files)
     assert again["cache_hits"] == 8 and len(vllm_stub["added"]) == 16

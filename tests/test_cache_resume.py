@@ -14,7 +14,7 @@ import pytest
 from fake_openai import FakeOpenAI
 
 from babeleval.generate import job as generate
-from babeleval.generate.backends import model_config
+from babeleval.generate.backends import load_backend, model_config
 from babeleval.core.jsonl import read_jsonl, write_jsonl
 
 KEY = "sk-test-NEVER-ON-DISK-fedcba9876543210"
@@ -26,13 +26,13 @@ LANGS = [("eng_Latn", 7), ("jpn_Jpan", 5)]
 # while the K-th is under way.
 CHILD = r"""
 import json, logging, os, signal, sys
-from babeleval.generate import job as generate
+sys.path.insert(0, sys.argv[2])
+from test_cache_resume import run
 from babeleval.core import joblog
-from babeleval.generate.backends import load_backend, model_config
+from babeleval.generate.backends import load_backend
 args = json.loads(sys.argv[1])
 kill_at = args.pop("kill_at", None)
 joblog.setup(args.pop("log_file", None))
-args["config"] = model_config(args.pop("entry"))
 def loader(config, path):
     backend = load_backend(config, path)
     for name in ("loglikelihood", "generate"):
@@ -44,18 +44,21 @@ def loader(config, path):
             return real(*a)
         setattr(backend, name, wrapped)
     return backend
-print(json.dumps(generate.run(backend_loader=loader, **args)))
+print(json.dumps(run(args, loader)))
 """
 
 
-def run(args: dict) -> dict:
-    """generate.run in this process, on the arguments a child gets (the model given by its entry)."""
-    args = dict(args)
-    return generate.run(config=model_config(args.pop("entry")), **args)
+def run(args: dict, loader=load_backend) -> dict:
+    """generate.run on the arguments a child gets as JSON (the model given by its entry), in this process."""
+    model = generate.JobModel(model_config(args["entry"]), args["model_path"], loader=loader)
+    files = generate.JobFiles(args["request_files"], args["output_files"], args["cache_path"], args.get("usage_file"))
+    batching = generate.Batching(**{key: args[key] for key in ("chunk_size", "flush_every", "flush_seconds")
+                                    if key in args})
+    return generate.run(model, args["mode"], args["settings"], files, batching)
 
 
 def run_child(args: dict, env: dict | None = None, wait: bool = True):
-    cmd = [sys.executable, "-c", CHILD, json.dumps(args)]
+    cmd = [sys.executable, "-c", CHILD, json.dumps(args), str(Path(__file__).parent)]
     full_env = {**os.environ, **(env or {})}
     if wait:
         return subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=300)

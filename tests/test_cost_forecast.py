@@ -38,10 +38,9 @@ def test_a_local_models_prompt_tokens_are_what_its_generation_job_counts(tiny_mo
         for language in ("eng_Latn", "jpn_Jpan"):
             files[language] = str(tmp_path / f"{template}-{language}.jsonl")
             write_jsonl(files[language], requests["belebele", language, template])
-        generate.run(config=grid.models["tiny"], model_path=str(tiny_model_dir), mode=record.mode,
-                     settings=dict(record.decoding), request_files=files,
-                     output_files={k: v + ".out" for k, v in files.items()}, cache_path=None,
-                     usage_file=str(tmp_path / f"{template}.usage.json"))
+        generate.run(generate.JobModel(grid.models["tiny"], str(tiny_model_dir)), record.mode, dict(record.decoding),
+                     generate.JobFiles(files, {k: v + ".out" for k, v in files.items()}, None,
+                                       str(tmp_path / f"{template}.usage.json")))
         tokens = json.loads((tmp_path / f"{template}.usage.json").read_text())["tokens_all_requests"]
         usage["prompt"] += tokens["prompt"]
         usage["completion"] += tokens["completion"]

@@ -422,10 +422,11 @@ def test_resumed_generation_answers_like_an_uninterrupted_one(mode, tmp_path, ti
                     "max_new_tokens": 6, "stop": [], "seed": 7}
 
     def run(name, loader=load_backend):
-        return generate.run(config=config, model_path=str(tiny_model_dir), mode=settings["mode"], settings=settings,
-                            request_files={"eng_Latn": str(tmp_path / "prompts.jsonl")},
-                            output_files={"eng_Latn": str(tmp_path / name / "out.jsonl")},
-                            cache_path=str(tmp_path / name / "cache.sqlite"), chunk_size=5, backend_loader=loader)
+        return generate.run(generate.JobModel(config, str(tiny_model_dir), loader=loader), settings["mode"], settings,
+                            generate.JobFiles({"eng_Latn": str(tmp_path / "prompts.jsonl")},
+                                              {"eng_Latn": str(tmp_path / name / "out.jsonl")},
+                                              str(tmp_path / name / "cache.sqlite")),
+                            generate.Batching(chunk_size=5))
 
     run("uninterrupted")
 

@@ -28,13 +28,12 @@ def job(tmp_path, tiny_model_dir):
         loads.append(path)
         return load_backend(config, path)
 
-    def run(**overrides):
-        kwargs = dict(config=CONFIG, model_path=str(tiny_model_dir), mode="loglikelihood",
-                      settings={"mode": "loglikelihood"}, request_files=inputs,
-                      output_files={lang: str(tmp_path / "out" / f"{lang}.jsonl") for lang in inputs},
-                      cache_path=str(tmp_path / "cache.sqlite"), chunk_size=2, backend_loader=counting_loader)
-        kwargs.update(overrides)
-        return generate.run(**kwargs)
+    def run(request_files=inputs, output_files=None, cache_path=str(tmp_path / "cache.sqlite"),
+            backend_loader=counting_loader):
+        outputs = output_files or {lang: str(tmp_path / "out" / f"{lang}.jsonl") for lang in inputs}
+        return generate.run(generate.JobModel(CONFIG, str(tiny_model_dir), loader=backend_loader), "loglikelihood",
+                            {"mode": "loglikelihood"}, generate.JobFiles(request_files, outputs, cache_path),
+                            generate.Batching(chunk_size=2))
 
     return run, loads, tmp_path
 

@@ -134,9 +134,8 @@ def run_combination(server, params_file: Path, tmp_path: Path, task: str, templa
     settings = generate.decoding_settings(
         template.mode, {"max_new_tokens": template.generation.max_new_tokens, "stop": template.generation.stop},
         spec["decoding"][template.generation.decoding], spec["seed"])
-    generate.run(config=model_config(spec["models"]["oracle"]), model_path="oracle", mode=template.mode, settings=settings,
-                 request_files={language: str(requests_file)}, output_files={language: str(generations)},
-                 cache_path=None)
+    generate.run(generate.JobModel(model_config(spec["models"]["oracle"]), "oracle"), template.mode, settings,
+                 generate.JobFiles({language: str(requests_file)}, {language: str(generations)}, None))
     return scoring.score_files(generations=str(generations), template_task=task, template_name=template_name,
                                raw_out=str(tmp_path / "raw.jsonl"), scores_out=str(tmp_path / "scores.json"),
                                labels={"model": "oracle", "task": task, "language": language,

@@ -169,8 +169,7 @@ def job_templates(wildcards, templates):
 
 def job_files(pattern, task, templates):
     """A job's files: each template's languages in turn ({model}, and a "{template}" entry, stay wildcards)."""
-    return [pattern.format(model="{model}", task=task.name, language=lang, template=t)
-            for t in templates for lang in task.languages]
+    return grid_rules.job_files(pattern, task.name, task.languages, templates)
 
 
 def job_template_files(wildcards, task, templates):

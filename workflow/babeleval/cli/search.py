@@ -36,7 +36,7 @@ from ..core import paths
 from ..core.errors import BabelevalError
 from ..core.jsonl import read_jsonl, write_json, write_jsonl
 from ..generate.backends import load_backend
-from ..generate.job import run as generate_run
+from ..generate.job import JobFiles, JobModel, run as generate_run
 from ..grid import rules as grid_rules
 from ..grid.params import load_params
 from ..grid.resolve import decoding_for, prompt_record
@@ -176,11 +176,10 @@ def run_search(params: str, model: str, task_name: str, language: str, base: str
         template = templates[name]
         chosen = [requests[name][i] for i in indices]
         write_jsonl(tmp / "requests.jsonl", chosen)
-        done = generate_run(config=grid.models[model], model_path=grid_rules.model_path(grid, model), mode=template.mode,
-                            settings=decoding_for(template, grid.models[model], grid.decoding, grid.seed),
-                            request_files={language: str(tmp / "requests.jsonl")},
-                            output_files={language: str(tmp / "answers.jsonl")}, cache_path=cache,
-                            backend_loader=backend_loader)
+        done = generate_run(JobModel(grid.models[model], grid_rules.model_path(grid, model), loader=backend_loader),
+                            template.mode, decoding_for(template, grid.models[model], grid.decoding, grid.seed),
+                            JobFiles({language: str(tmp / "requests.jsonl")}, {language: str(tmp / "answers.jsonl")},
+                                     cache))
         for key in counts:
             counts[key] += done[key]
         return [scorers.score_record(task.FAMILY, record, template)["correct"] is True

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..core import cpu_threads
+from ..core.layout import job_pairs
 from ..core.errors import ConfigError
 from ..core.jsonl import read_jsonl, write_json, write_jsonl
 from ..core.progress import Progress, heartbeat
@@ -177,30 +178,49 @@ class _Committer:
         self.last = time.monotonic()
 
 
-def run(
-    *,
-    config: ModelConfig,
-    model_path: str,
-    mode: str,
-    settings: dict[str, Any],
-    request_files: dict[str, str],
-    output_files: dict[str, str],
-    cache_path: str | None,
-    chunk_size: int = 64,
-    backend_loader: Callable[[ModelConfig, str], Backend] = load_backend,
-    usage_file: str | None = None,
-    flush_every: int = 16,
-    flush_seconds: float = 2.0,
-    spend_file: str | None = None, model_name: str = "",
-) -> dict[str, int]:
-    """Answer every request of the given files; returns request, cache-hit and computed counts. ``usage_file``:
-    receives what this run cost (``usage`` below), written atomically; ``spend_file``: the ledger an API model with
-    a cap is held to (``babeleval.generate.spend``), ``model_name`` its params.yaml name."""
+@dataclasses.dataclass(frozen=True)
+class JobModel:
+    """The model a run asks: its typed entry, its weights' path, its params.yaml name and, for an API model with a
+    cap, the spending ledger it is held to (``babeleval.generate.spend``); ``loader`` loads its backend."""
+
+    config: ModelConfig
+    path: str
+    name: str = ""
+    spend_file: str | None = None
+    loader: Callable[[ModelConfig, str], Backend] = load_backend
+
+
+@dataclasses.dataclass(frozen=True)
+class JobFiles:
+    """A run's files: label (a language) -> its requests and its generations file, the response cache (None: off)
+    and the usage file that receives what the run cost (``usage`` in ``run``), written atomically."""
+
+    requests: Mapping[str, str]
+    outputs: Mapping[str, str]
+    cache: str | None
+    usage: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Batching:
+    """How a run hands requests to its backend and commits results: ``chunk_size`` requests a backend call (or a
+    progress line, for a streaming backend), and streamed results committed every ``flush_every`` results or
+    ``flush_seconds`` seconds."""
+
+    chunk_size: int = 64
+    flush_every: int = 16
+    flush_seconds: float = 2.0
+
+
+def run(model: JobModel, mode: str, settings: dict[str, Any], files: JobFiles,
+        batching: Batching = Batching()) -> dict[str, int]:
+    """Answer every request of the given files; returns request, cache-hit and computed counts."""
     started_run = time.perf_counter()
-    fingerprint = model_fingerprint(config, model_path)
+    config, cache_path = model.config, files.cache
+    fingerprint = model_fingerprint(config, model.path)
     fingerprint_id = digest(fingerprint)
     cache = ResponseCache(cache_path) if cache_path else NoCache()
-    by_language = _keyed_requests(request_files, config, mode, settings, fingerprint)
+    by_language = _keyed_requests(files.requests, config, mode, settings, fingerprint)
     keyed = [entry for entries in by_language.values() for entry in entries]
     found = cache.get_many(key for key, _, _ in keyed)
     missing = {key: (row, messages) for key, row, messages in keyed if key not in found}  # duplicates computed once
@@ -210,10 +230,10 @@ def run(
     api_usage = None
     if missing:
         check_answer_slots(get_backend(config.backend), (row for row, _ in missing.values()))
-        backend = _load_timed(backend_loader, config, model_path)
-        spending = _spending(config, backend, spend_file, model_name)
+        backend = _load_timed(model.loader, config, model.path)
+        spending = _spending(config, backend, model.spend_file, model.name)
         try:
-            _compute_missing(backend, mode, settings, missing, cache, computed, chunk_size, flush_every, flush_seconds)
+            _compute_missing(backend, mode, settings, missing, cache, computed, batching)
         except CapReached as stop:
             raise _stopped(spending, stop, len(computed), len(missing)) from None
         finally:
@@ -221,7 +241,7 @@ def run(
         server_change.check(cache, fingerprint_id, found.values(), computed.values())  # before anything mixes
         found.update(computed)
     cache.close()
-    _write_generations(by_language, found, output_files,
+    _write_generations(by_language, found, files.outputs,
                        {"settings": settings, "model_fingerprint": fingerprint, "model_fingerprint_sha256": fingerprint_id})
     counts = {"requests": len(keyed), "cache_hits": len(keyed) - len(missing), "computed": len(missing)}
     usage = {
@@ -234,8 +254,8 @@ def run(
         **({"api": api_usage} if api_usage is not None else {}),  # as the server reported it, retries included
     }
     log.info("tokens this run: %s; all requests: %s", usage["tokens_computed"], usage["tokens_all_requests"])
-    if usage_file:
-        write_json(usage_file, usage)
+    if files.usage:
+        write_json(files.usage, usage)
     return counts
 
 
@@ -278,7 +298,7 @@ def _api_usage(backend: Backend) -> dict[str, int] | None:
 
 
 def _write_generations(by_language: dict[str, list[tuple[str, dict, list | None]]], found: dict[str, dict],
-                       output_files: dict[str, str], shared: dict[str, Any]) -> None:
+                       output_files: Mapping[str, str], shared: dict[str, Any]) -> None:
     """One generations file per language: each request with its answer, the shared fields and its chat messages."""
     for lang, entries in by_language.items():
         records = []
@@ -290,7 +310,7 @@ def _write_generations(by_language: dict[str, list[tuple[str, dict, list | None]
         write_jsonl(Path(output_files[lang]), records)
 
 
-def _keyed_requests(request_files: dict[str, str], config: ModelConfig, mode: str, settings: dict[str, Any],
+def _keyed_requests(request_files: Mapping[str, str], config: ModelConfig, mode: str, settings: dict[str, Any],
                     fingerprint: dict[str, Any]) -> dict[str, list[tuple[str, dict, list | None]]]:
     """Each language's requests as (cache key, request, chat messages or None), in file order."""
     by_language: dict[str, list[tuple[str, dict, list | None]]] = {}
@@ -304,7 +324,7 @@ def _keyed_requests(request_files: dict[str, str], config: ModelConfig, mode: st
 
 
 def _compute_missing(backend: Backend, mode: str, settings: dict[str, Any], missing: dict[str, tuple[dict, Any]],
-                     cache, computed: dict[str, dict], chunk_size: int, flush_every: int, flush_seconds: float) -> None:
+                     cache, computed: dict[str, dict], batching: Batching) -> None:
     """Ask the model for the requests the cache lacks (longest prompt first), into ``computed`` and the cache.
 
     ``computed`` is filled as results arrive, so that what finished before an error is still counted.
@@ -314,7 +334,7 @@ def _compute_missing(backend: Backend, mode: str, settings: dict[str, Any], miss
     streaming = hasattr(backend, "iter_generate" if mode == "generate" else "iter_loglikelihood")
     progress = Progress(len(todo), log=log)
     if streaming:
-        committer = _Committer(cache, flush_every, flush_seconds)
+        committer = _Committer(cache, batching.flush_every, batching.flush_seconds)
         try:
             with heartbeat(f"computing {len(todo)} requests", log):
                 for done, (index, record) in enumerate(_stream(backend, mode, settings, [r for _, r in todo]), 1):
@@ -322,11 +342,12 @@ def _compute_missing(backend: Backend, mode: str, settings: dict[str, Any], miss
                         record["chat_template_sha256"] = template_sha
                     computed[todo[index][0]] = record
                     committer.add(todo[index][0], record)
-                    if done % max(1, chunk_size) == 0:
+                    if done % max(1, batching.chunk_size) == 0:
                         progress.report(done)
         finally:  # whatever finished before an error or interruption stays in the cache
             committer.flush()
         return
+    chunk_size = batching.chunk_size
     for start in range(0, len(todo), chunk_size):
         chunk = todo[start:start + chunk_size]
         with heartbeat(f"computing requests {start + 1}-{start + len(chunk)} of {len(todo)}", log):
@@ -363,16 +384,25 @@ def generation_job(*, entry: Mapping[str, Any], model_path: str, templates: Sequ
     if granted is not None:
         config = dataclasses.replace(config, concurrency=min(config.concurrency, granted))
         log.info("%s: %d requests in flight at most", backend.api_resource(config), config.concurrency)
-    loader = _job_loader(backend, len(templates))
-    n = len(languages)
-    for k, template in enumerate(templates):
+    model_of = JobModel(config, model_path, model, spend_file, _job_loader(backend, len(templates)))
+    for template, files in template_files(templates, languages, prompts, generations, usage, cache_path):
         if len(templates) > 1:
             log.info("template %s", template)
-        counts = run(config=config, model_path=model_path, mode=settings[template]["mode"],
-                     settings=settings[template], request_files=dict(zip(languages, prompts[k * n:(k + 1) * n])),
-                     output_files=dict(zip(languages, generations[k * n:(k + 1) * n])), cache_path=cache_path,
-                     usage_file=usage[k], backend_loader=loader, spend_file=spend_file, model_name=model)
-        log.info("done: %s", counts)
+        log.info("done: %s", run(model_of, settings[template]["mode"], settings[template], files))
+
+
+def template_files(templates: Sequence[str], languages: Sequence[str], prompts: Sequence[str],
+                   generations: Sequence[str], usage: Sequence[str], cache_path: str | None
+                   ) -> list[tuple[str, JobFiles]]:
+    """Each template of a job with its files: the job's file lists read in the order the rules wrote them
+    (``babeleval.core.layout``), one usage file a template."""
+    requests: dict[str, dict[str, str]] = {template: {} for template in templates}
+    outputs: dict[str, dict[str, str]] = {template: {} for template in templates}
+    for (template, language), prompt, generation in zip(job_pairs(templates, languages), prompts, generations,
+                                                        strict=True):
+        requests[template][language], outputs[template][language] = prompt, generation
+    return [(template, JobFiles(requests[template], outputs[template], cache_path, usage_file))
+            for template, usage_file in zip(templates, usage, strict=True)]
 
 
 def _job_loader(backend: BackendType, templates: int) -> Callable[[ModelConfig, str], Backend]:
@@ -402,12 +432,10 @@ def shared_prefix_job(*, entry: Mapping[str, Any], model_path: str, settings: di
     cpu_threads.grant(threads)
     scratch = Path(tempfile.mkdtemp(prefix="shared-prefix-"))
     try:
-        counts = run(config=model_config(entry), model_path=model_path, mode="loglikelihood", settings=settings,
-                     request_files=dict(zip(labels, prompts)),
-                     output_files={label: str(scratch / f"{n}.jsonl") for n, label in enumerate(labels)},
-                     cache_path=cache_path,
-                     chunk_size=1024,  # the variants of one item must meet in one backend call to share their prefix
-                     usage_file=usage)
+        files = JobFiles(dict(zip(labels, prompts, strict=True)),
+                         {label: str(scratch / f"{n}.jsonl") for n, label in enumerate(labels)}, cache_path, usage)
+        # the variants of one item must meet in one backend call to share their prefix
+        counts = run(JobModel(model_config(entry), model_path), "loglikelihood", settings, files, Batching(chunk_size=1024))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     log.info("done: %s", counts)

@@ -7,10 +7,11 @@ one call into here or into the grid's records, so no rule decides anything the p
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from ..analysis.figures import figure_targets as analysis_figures
 from ..core import paths
+from ..core.layout import job_pairs
 from ..generate import gguf
 from ..generate.backends import BackendType, get_backend
 from ..generate.builtin_models import get_builtin
@@ -159,6 +160,13 @@ def generation_groups(grid: Grid, task: str, granularity: str) -> list[tuple[lis
     for model in models:
         groups.setdefault(grid.templates_of(model, task), []).append(model)
     return [(members, list(templates)) for templates, members in groups.items()]
+
+
+def job_files(pattern: str, task: str, languages: Sequence[str], templates: Sequence[str]) -> list[str]:
+    """A job's files, in the order its job reads them (``babeleval.core.layout``); ``{model}`` and a
+    ``"{template}"`` entry stay wildcards."""
+    return [pattern.format(model="{model}", task=task, language=language, template=template)
+            for template, language in job_pairs(templates, languages)]
 
 
 def job_templates(templates: list[str], template: str | None) -> list[str]:

@@ -215,7 +215,7 @@ def extraction_job(*, entry: Mapping[str, Any], extractor: str, model_path: str,
     at once."""
     from ..generate import preflight
     from ..generate.backends import load_backend, model_config
-    from ..generate.job import run
+    from ..generate.job import JobFiles, JobModel, run
 
     cpu_threads.grant(threads)
     config = model_config(entry)
@@ -229,9 +229,8 @@ def extraction_job(*, entry: Mapping[str, Any], extractor: str, model_path: str,
         for number, path in enumerate(generations):
             requests[str(number)] = str(scratch / f"{number}.jsonl")
             write_jsonl(requests[str(number)], request_rows(read_jsonl(path), loaded, family, prompt))
-        counts = run(config=config, model_path=model_path, mode="generate", settings=decoding,
-                     request_files=requests, output_files={str(n): out for n, out in enumerate(extractions)},
-                     cache_path=cache_path, usage_file=usage, backend_loader=preflight.checked_loader(load_backend))
+        counts = run(JobModel(config, model_path, loader=preflight.checked_loader(load_backend)), "generate", decoding,
+                     JobFiles(requests, {str(n): out for n, out in enumerate(extractions)}, cache_path, usage))
         # the usage file lies under the model whose replies were read: it names the model asked, which the run
         # summary counts it under
         write_json(usage, {"model": extractor, "extraction": True, **json.loads(Path(usage).read_text(encoding="utf-8"))})
