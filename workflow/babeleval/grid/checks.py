@@ -60,10 +60,10 @@ def check_local_data(grid: Grid, root: str | Path = ".") -> dict[tuple[str, str]
         if first_item is None:
             raise DataError(f"{grid.source_file}: tasks.{task.name}: the local data has no items")
         for name, template in task.templates.items():
-            pool_keys = {(lang, record.exemplar_part) for record in records if record.template == name
-                         for lang in record.exemplar_languages}
-            for language, part in sorted(pool_keys):
-                check_pool(template, pools[language, part], f"{task.name} {language}")
+            plans = {(lang, record.exemplar_part): record.fewshot for record in records if record.template == name
+                     for lang in record.exemplar_languages}
+            for (language, part), fewshot in sorted(plans.items()):
+                check_pool(template.path, fewshot, pools[language, part], f"{task.name} {language}")
             # Strict undefined variables: a misspelt field fails here, naming the template file and key.
             variables = prompt_variables(first_item, template)
             template.render_preamble(variables)

@@ -11,20 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import random
+from pathlib import Path
 from typing import Any, Sequence
 
 from ..core.errors import DataError
-from .templates import FewShot, Template
+from .templates import FewShot
 
 
-def check_pool(template: Template, pool_size: int, where: str) -> None:
-    """A template asking for more exemplars than its pool holds stops the run.
+def check_pool(template_path: Path, fewshot: FewShot, pool_size: int, where: str) -> None:
+    """A few-shot plan asking for more exemplars than its pool holds stops the run, naming the template's file.
 
     Using fewer would change what is evaluated without a word (50 shots asked, 6 shown).
     """
-    n = template.fewshot.n
-    if n and pool_size < n and not template.fewshot.allow_fewer:
-        raise DataError(f"{template.path}: fewshot.n is {n}, but its exemplar pool ({where}) holds only "
+    n = fewshot.n
+    if n and pool_size < n and not fewshot.allow_fewer:
+        raise DataError(f"{template_path}: fewshot.n is {n}, but its exemplar pool ({where}) holds only "
                         f"{pool_size} row{'s' if pool_size != 1 else ''}: lower fewshot.n or give a larger pool")
 
 

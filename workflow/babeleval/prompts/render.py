@@ -20,7 +20,7 @@ from ..tasks.base import EVAL
 from .budget_design import StudyPlan
 from .protocols import request_fields
 from .record import PromptRecord
-from .templates import Template
+from .templates import FewShot, Template
 from .variants import bind
 
 # Fields of an item that hold its gold answer in some form: never shown for the item asked about.
@@ -110,7 +110,7 @@ def requests_for(template: Template, record: PromptRecord, rows: Callable[[str, 
     items = rows(record.language, EVAL)
     pool = [row for language in record.exemplar_languages for row in rows(language, record.exemplar_part)]
     return build_requests(template, items, pool, seed=record.seed, limit=record.limit,
-                          shuffle_seed=record.shuffle_seed)
+                          shuffle_seed=record.shuffle_seed, fewshot=record.fewshot)
 
 
 def budgeted_requests(plan: StudyPlan, template: str, requests: Mapping[str, list[dict[str, Any]]]
@@ -132,8 +132,12 @@ def build_requests(
     seed: int,
     limit: int | None = None,
     shuffle_seed: int | None = None,
+    fewshot: FewShot | None = None,
 ) -> list[dict[str, Any]]:
     """Requests for the items of one language.
+
+    ``fewshot``: the few-shot plan, in a job the prompt record's (``requests_for``); a template rendered on its own
+    (a benchmark, a test) shows the exemplars its file asks for.
 
     ``pool`` holds the rows exemplars are drawn from (the same language's items,
     or another language's where the template says so). With the ``first``
@@ -144,9 +148,9 @@ def build_requests(
     """
     if template.variant is not None:  # choices in the variant's order, gold remapped; bound to the language
         template, items, pool = bind(template, items, pool)
-    fewshot = template.fewshot
+    fewshot = template.fewshot if fewshot is None else fewshot
     if fewshot.n:
-        check_pool(template, len(pool), f"language {pool[0]['language']}" if pool else "no rows")
+        check_pool(template.path, fewshot, len(pool), f"language {pool[0]['language']}" if pool else "no rows")
     fixed: list[dict[str, Any]] | None = None
     if fewshot.n and fewshot.sampler == "first":
         fixed = first_exemplars(fewshot, pool)
@@ -156,13 +160,13 @@ def build_requests(
     if not items:
         raise DataError(f"{template.path}: no items left to evaluate for this language after removing exemplars")
 
-    return [_request(template, item, _exemplars(template, pool, item, seed, fixed)) for item in items]
+    return [_request(template, fewshot.separator, item, _exemplars(template, fewshot, pool, item, seed, fixed))
+            for item in items]
 
 
-def _exemplars(template: Template, pool: Sequence[dict[str, Any]], item: dict[str, Any], seed: int,
+def _exemplars(template: Template, fewshot: FewShot, pool: Sequence[dict[str, Any]], item: dict[str, Any], seed: int,
                fixed: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
-    """The exemplars shown before ``item``: the template's sampler over the pool, in the variant's order."""
-    fewshot = template.fewshot
+    """The exemplars shown before ``item``: the plan's sampler over the pool, in the variant's order."""
     if not fewshot.n:
         exemplars = []
     elif fixed is not None:
@@ -181,15 +185,16 @@ def _exemplars(template: Template, pool: Sequence[dict[str, Any]], item: dict[st
 PROMPT_TEXT = ("prompt", "preamble", "exemplar_turns", "query")
 
 
-def _request(template: Template, item: dict[str, Any], exemplars: list[dict[str, Any]]) -> dict[str, Any]:
-    """The request of one item: its prompt, whole and in parts, its exemplars' ids and its gold."""
-    fewshot = template.fewshot
+def _request(template: Template, separator: str, item: dict[str, Any], exemplars: list[dict[str, Any]]
+             ) -> dict[str, Any]:
+    """The request of one item: its prompt, whole and in parts (the exemplars and the query joined by ``separator``),
+    its exemplars' ids and its gold."""
     variables = prompt_variables(item, template)
     preamble = template.render_preamble(variables)
     turns = [{"user": template.render_prompt(prompt_variables(ex, template)),
               "assistant": template.render_target(target_variables(ex, template))} for ex in exemplars]
     query = check_query(template, template.render_prompt(variables), item["id"])
-    prompt = preamble + fewshot.separator.join([*(t["user"] + t["assistant"] for t in turns), query])
+    prompt = preamble + separator.join([*(t["user"] + t["assistant"] for t in turns), query])
     request = {
         "id": item["id"],
         "language": item["language"],
