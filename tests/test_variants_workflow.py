@@ -50,6 +50,21 @@ def test_variation_tables(finished):
     assert '<section id="variation">' in report and 'href="#variation"' in report
 
 
+def test_a_speed_only_model_setting_reruns_nothing(finished):
+    """The shared-prefix and generation jobs read the model's entry from the run's config, their params hold only
+    the settings that change outputs: a new batch size reruns no job."""
+    params_file = finished / "params.yaml"
+    before = params_file.read_text(encoding="utf-8")
+    params = yaml.safe_load(before)
+    params["models"]["tiny-llama"]["batch_size"] = 3
+    params_file.write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    try:
+        out = snakemake(finished, "-n").stdout
+    finally:
+        params_file.write_text(before, encoding="utf-8")
+    assert "Nothing to be done" in out, out
+
+
 def test_a_new_variant_runs_only_its_own_jobs(finished):
     params_file = finished / "params.yaml"
     params = yaml.safe_load(params_file.read_text(encoding="utf-8"))

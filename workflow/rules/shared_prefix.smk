@@ -29,7 +29,9 @@ for _task in GRID.tasks.values():
                 task, shared_prefix_members(GRID, w.model, task.name, w.base))],
             settings=lambda w, task=_task: generation_settings(
                 task.name, shared_prefix_members(GRID, w.model, task.name, w.base)[0], w.model),
-            model_entry=lambda w: config["models"][w.model],  # as params.yaml gives it (the job types it)
+            # a change to a model setting that changes outputs reruns the job; the job reads the whole entry from the
+            # config, so a speed-only change (batch size) reruns nothing, as in generate.smk
+            model_outputs=lambda w: grid_rules.model_outputs(GRID, w.model),
             model_path=lambda w: model_path(w.model),
             cache=lambda w: paths.CACHE.format(model=w.model),
         threads: generation_threads(_task.name)
