@@ -98,8 +98,9 @@ def write_combination(root: Path, model: int, language: int, code: str, template
     from babeleval.score.job import score_combination
 
     labels = {"model": f"m{model}", "task": TASK, "language": code, "template": template}
+    loaded = load_template(TASK, TEMPLATES[template])
     scored, metrics, _ = score_combination(generations(model, language, template, n_items, sample_passages()),
-                                           load_template(TASK, TEMPLATES[template]))
+                                           loaded, "multiple_choice", {}, loaded.metrics)
     outcomes.write(root / paths.OUTCOMES.format(**labels), scored)
     if raw:
         write_jsonl(root / paths.RAW.format(**labels), scored)

@@ -8,6 +8,7 @@ import pytest
 from babeleval.core.errors import DataError
 from babeleval.core.jsonl import read_jsonl, write_jsonl
 from babeleval.score.job import score_files
+from resolved_record import record_for
 
 BINARY = bytes(range(256)).decode("latin-1") + "\udfff\ud800"  # every byte value, NUL included, and two lone surrogates
 
@@ -38,7 +39,7 @@ def generation(i, response):
 def score(tmp_path, template, records):
     generations = tmp_path / "generations.jsonl"
     write_jsonl(generations, records)
-    return score_files(generations=str(generations), template_task="belebele", template_name=template,
+    return score_files(generations=str(generations), record=record_for("belebele", "eng_Latn", template),
                        raw_out=str(tmp_path / "raw.jsonl"), scores_out=str(tmp_path / "scores.json"),
                        labels={"model": "m", "task": "belebele", "language": "eng_Latn", "template": template})
 
@@ -74,5 +75,5 @@ def test_truncated_generations_file_names_the_line(repo_root, tmp_path, monkeypa
     write_jsonl(generations, [generation(0, "B"), generation(1, "C")])
     generations.write_bytes(generations.read_bytes()[:-40])
     with pytest.raises(DataError, match=r"generations\.jsonl: line 2: not valid JSON"):
-        score_files(generations=str(generations), template_task="belebele", template_name="instruct",
+        score_files(generations=str(generations), record=record_for("belebele", "eng_Latn", "instruct"),
                     raw_out=str(tmp_path / "raw.jsonl"), scores_out=str(tmp_path / "scores.json"), labels={})

@@ -19,6 +19,7 @@ from babeleval.core.paths import Combo
 from babeleval.prompts.templates import load_template
 from babeleval.score import extraction, job, scorers
 from conftest import ROOT, copy_workflow, snakemake
+from resolved_record import record_for
 
 CHOICES = ["London", "Paris", "Rome", "Berlin"]
 
@@ -170,7 +171,7 @@ def test_job_caches_and_counts_its_calls(tmp_path, tiny_model_dir, monkeypatch):
     monkeypatch.setattr("babeleval.generate.backends.load_backend", no_load)
     assert extraction.extraction_job(**args) == {"requests": 4, "cache_hits": 4, "computed": 0}
 
-    summary = job.score_files(generations=generations[0], template_task="belebele", template_name="extracted",
+    summary = job.score_files(generations=generations[0], record=record_for("belebele", "eng_Latn", "extracted", wf),
                               raw_out=str(wf / "raw.jsonl"), scores_out=str(wf / "scores.json"),
                               labels={"model": "m"}, extractions=extractions[0])
     assert summary["extractor"]["model"] == "judge" and summary["extractor"]["asked"] == 2

@@ -37,7 +37,7 @@ def test_where_the_template_allows_fewer_the_reduction_is_recorded():
     template = _template(50, allow_fewer=True)
     requests = build_requests(template, items, items, seed=1)
     assert {len(r["exemplar_ids"]) for r in requests} == {4}  # 6 rows, less the item's own passage of 2
-    assert fewshot_shown(template, requests) == {"asked": 50, "fewest_shown": 4, "items_shown_fewer": 6}
+    assert fewshot_shown(template.fewshot, requests) == {"asked": 50, "fewest_shown": 4, "items_shown_fewer": 6}
     stratified = _template(50, "stratified", allow_fewer=True)
     assert {len(r["exemplar_ids"]) for r in build_requests(stratified, items, items, seed=1)} == {4}
 
@@ -46,7 +46,7 @@ def test_a_pool_large_enough_shows_every_shot_asked_for():
     items = _items()
     template = _template(3)
     requests = build_requests(template, items, items, seed=1)
-    assert fewshot_shown(template, requests) == {"asked": 3, "fewest_shown": 3, "items_shown_fewer": 0}
+    assert fewshot_shown(template.fewshot, requests) == {"asked": 3, "fewest_shown": 3, "items_shown_fewer": 0}
 
 
 def test_allow_fewer_must_be_a_boolean(tmp_path):

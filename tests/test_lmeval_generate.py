@@ -129,7 +129,7 @@ def test_lm_evals_filters_and_exact_match_give_babelevals_scores(spec, folder, l
     leaf = get_task(f"lm_{spec}").leaves(language)[0]
     records = [{**request, "response": reply(request["prompt"])} for request in requests]
     names = catalogue.plan(spec, [language], "test").metrics
-    scored, metrics, _ = score_combination(records, template, "lmeval_generate", metric_names=names)
+    scored, metrics, _ = score_combination(records, template, "lmeval_generate", {}, names)
 
     theirs = out["results"][spec]
     for pipeline in leaf.pipelines:
@@ -253,7 +253,7 @@ def test_the_real_instruct_models_replies_are_read_by_lm_evals_filters(smollm2_d
         records = [{**r, "response": result.text, "finish_reason": result.finish_reason}
                    for r, result in zip(requests, results)]
         names = catalogue.plan(spec, [language], "test").metrics
-        scored, metrics, _ = score_combination(records, template, "lmeval_generate", metric_names=names)
+        scored, metrics, _ = score_combination(records, template, "lmeval_generate", {}, names)
         for record in scored:
             assert record["parsed"] == (record["parse_error"] is None)
             assert record["parsed"] or record["parse_error"].split(":")[0] in ("no answer", "empty response")
@@ -277,7 +277,7 @@ def test_scoring_a_generated_answer_imports_neither_torch_nor_transformers():
             f"items = get_task('afrimgsm').load({source_of('afrimgsm')!r}, 'yor_Latn')\n"
             "template = load_template('afrimgsm', 'afrimgsm_yor_prompt_1')\n"
             "records = [{**r, 'response': 'Ìdáhùn náà ni 5.'} for r in build_requests(template, items, items, seed=0)]\n"
-            "metrics = score_combination(records, template, 'lmeval_generate', metric_names=("
+            "metrics = score_combination(records, template, 'lmeval_generate', {}, ("
             "'exact_match,flexible-extract', 'parse_failure_rate'))[1]\n"
             "assert metrics['exact_match,flexible-extract'] == 0.25, metrics\n"
             "heavy = [m for m in ('torch', 'transformers') if m in sys.modules]\nassert not heavy, heavy\n")

@@ -14,6 +14,7 @@ from babeleval.analysis.records import load_outcomes, load_scores
 from babeleval.core.jsonl import write_jsonl
 from babeleval.core.progress import Progress
 from babeleval.analysis.settings import AnalysisSettings
+from resolved_record import record_for
 
 # answers as models write them: a bare letter, a letter with its text, a sentence, and one in another script
 RESPONSES = ["B", "C. Paris", "I would say A", "उत्तर (ख) है"]
@@ -31,8 +32,8 @@ def test_a_large_combination_logs_progress_while_it_is_scored(repo_root, tmp_pat
     monkeypatch.setattr(scoring, "Progress", functools.partial(Progress, clock=lambda: next(ticks) / 100))
     monkeypatch.chdir(repo_root)
     with caplog.at_level(logging.INFO, logger="babeleval"):
-        summary = scoring.score_files(generations=str(generations), template_task="belebele",
-                                      template_name="instruct", raw_out=str(tmp_path / "raw.jsonl"),
+        summary = scoring.score_files(generations=str(generations), record=record_for("belebele", "eng_Latn", "instruct"),
+                                      raw_out=str(tmp_path / "raw.jsonl"),
                                       scores_out=str(tmp_path / "scores.json"), labels={"model": "m"})
     assert summary["n"] == n and summary["parse_failures"] == n // 2  # the sentence and the Devanagari letter
     lines = [m for m in caplog.messages if m.startswith("scored ")]

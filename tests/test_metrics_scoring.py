@@ -13,6 +13,7 @@ from babeleval.prompts.render import build_requests
 from babeleval.score.job import score_files
 from babeleval.tasks import get_task
 from babeleval.prompts.templates import load_template
+from resolved_record import record_for
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "data" / "samples"
@@ -37,7 +38,7 @@ def score(tmp_path, task, language, template, generations, **kwargs):
     cwd = os.getcwd()
     os.chdir(ROOT)  # templates are read from prompts/ of the repository
     try:
-        summary = score_files(generations=str(gen), template_task=task, template_name=template,
+        summary = score_files(generations=str(gen), record=record_for(task, language, template),
                               raw_out=str(tmp_path / "raw.jsonl"), scores_out=str(tmp_path / "scores.json"),
                               labels={"model": "m", "task": task, "language": language, "template": template}, **kwargs)
     finally:

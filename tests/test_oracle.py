@@ -15,6 +15,7 @@ against the same oracle: prepared data, rendered prompts, generation, scoring an
 
 from __future__ import annotations
 
+import functools
 import math
 from decimal import Decimal
 from pathlib import Path
@@ -25,7 +26,7 @@ import yaml
 from babeleval.generate import job as generate
 from babeleval.generate.backends import model_config
 from babeleval.score import job as scoring
-from babeleval.grid.params import validate
+from babeleval.grid.params import load_params, validate
 from babeleval.core.jsonl import write_jsonl
 from babeleval.prompts.render import target_variables
 from babeleval.cli.show import render_for
@@ -116,6 +117,12 @@ def wrong(family: str, request: dict):
     return [NOTHING_IN_COMMON] if family == "extractive_qa" else NOTHING_IN_COMMON
 
 
+@functools.lru_cache(maxsize=1)
+def grid_of(params_file: Path):
+    """The oracle grid, validated once: each combination is scored as its resolved record says."""
+    return load_params(params_file, root=ROOT)
+
+
 def run_combination(server, params_file: Path, tmp_path: Path, task: str, template_name: str, language: str,
                     oracle: bool, requests: list[dict] | None = None) -> dict:
     template = load_template(task, template_name)
@@ -136,7 +143,8 @@ def run_combination(server, params_file: Path, tmp_path: Path, task: str, templa
         spec["decoding"][template.generation.decoding], spec["seed"])
     generate.run(generate.JobModel(model_config(spec["models"]["oracle"]), "oracle"), template.mode, settings,
                  generate.JobFiles({language: str(requests_file)}, {language: str(generations)}, None))
-    return scoring.score_files(generations=str(generations), template_task=task, template_name=template_name,
+    record = grid_of(params_file).record("oracle", task, language, template_name).as_json()
+    return scoring.score_files(generations=str(generations), record=record,
                                raw_out=str(tmp_path / "raw.jsonl"), scores_out=str(tmp_path / "scores.json"),
                                labels={"model": "oracle", "task": task, "language": language,
                                        "template": template_name})

@@ -13,7 +13,7 @@ from babeleval.score.job import score_combination
 def score_records(records, mode, parser):
     """A multiple-choice combination scored with the family's default metrics."""
     template = Template(task="", name="", path=Path("-"), mode=mode, prompt="", target="", parser=parser)
-    scored, metrics, _ = score_combination(records, template, "multiple_choice")
+    scored, metrics, _ = score_combination(records, template, "multiple_choice", {}, template.metrics)
     return scored, metrics
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 from babeleval.generate.backends.base import keep_last
 from babeleval.score.job import score_combination
 from babeleval.prompts.templates import Template
+from resolved_record import record_for
 
 
 def test_keep_last_counts_the_cut_and_asks_for_the_question_only_when_something_is_cut():
@@ -27,7 +28,8 @@ def test_a_cut_question_is_a_failure_with_its_reason_not_a_score():
         {"id": "3", "answer": 0, "choices": ["東京", "大阪"], "response": "#### A", "truncated_tokens": 230,
          "question_cut": True},
     ]
-    scored, metrics, _ = score_combination(records, _template("generate", "hash_letter"), "multiple_choice")
+    template = _template("generate", "hash_letter")
+    scored, metrics, _ = score_combination(records, template, "multiple_choice", {}, template.metrics)
     assert [r["correct"] for r in scored] == [True, True, False]
     assert scored[2]["parsed"] is False and scored[2]["prediction"] is None
     assert scored[2]["parse_error"].startswith("question cut: the prompt did not fit the model's context and the 230")
@@ -37,10 +39,12 @@ def test_a_cut_question_is_a_failure_with_its_reason_not_a_score():
 def test_loglikelihood_and_translation_records_with_a_cut_question():
     ll = [{"id": "a", "answer": 0, "choices": ["はい", "いいえ"], "continuations": [" はい", " いいえ"],
            "loglikelihoods": [-0.1, -5.0], "truncated_tokens": 40, "question_cut": True}]
-    scored, metrics, _ = score_combination(ll, _template("loglikelihood"), "multiple_choice")
+    template = _template("loglikelihood")
+    scored, metrics, _ = score_combination(ll, template, "multiple_choice", {}, template.metrics)
     assert scored[0]["correct"] is False and scored[0]["correct_norm"] is False and metrics["acc"] == 0.0
     tr = [{"id": "b", "answer": "猫が寝ている。", "response": "猫が寝ている。", "truncated_tokens": 9, "question_cut": True}]
-    scored, _, _ = score_combination(tr, _template("generate", "translation"), "translation")
+    template = _template("generate", "translation")
+    scored, _, _ = score_combination(tr, template, "translation", {}, template.metrics)
     assert scored[0]["prediction"] is None and scored[0]["correct"] is None and not scored[0]["parsed"]
 
 
@@ -56,7 +60,7 @@ def test_the_score_file_counts_truncated_prompts(tmp_path, monkeypatch):
          "question_cut": True},
     ])
     monkeypatch.chdir(Path(__file__).resolve().parent.parent)
-    summary = scoring.score_files(generations=str(generations), template_task="mmlu", template_name="en_zeroshot",
+    summary = scoring.score_files(generations=str(generations), record=record_for("mmlu", "eng_Latn", "en_zeroshot"),
                                   raw_out=str(tmp_path / "raw.jsonl"), scores_out=str(tmp_path / "scores.json"),
                                   labels={"model": "m"})
     assert summary["truncated_prompts"] == 2 and summary["questions_cut"] == 1

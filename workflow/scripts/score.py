@@ -19,14 +19,12 @@ with synced_at_end():
         task, language, template = (record["prompts"][key] for key in ("task", "language", "template"))
         summary = job.score_files(
             generations=generations,
-            template_task=task,
-            template_name=template,
+            record=record,
             raw_out=raw,
             scores_out=scores,
             outcomes_out=outcomes,
             extractions=extractions,
             labels={"model": model, "task": task, "language": language, "template": template},
-            metric_options=record["metric_options"],
             provenance=provenance.for_scores(config=snakemake.config, model=model, task=task, language=language,
                                              template=template, generations=generations, resolved=record,
                                              prompts=prompts),

@@ -11,7 +11,7 @@ metric so that a format problem is never mistaken for a knowledge problem.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ..core.errors import DataError
 from ..core.jsonl import read_jsonl, write_json, write_jsonl
@@ -19,24 +19,24 @@ from ..core.progress import Progress
 from ..generate.job import PROMPT_TEXT
 from ..prompts.record import PromptRecord
 from ..prompts.render import evaluated_items
-from ..prompts.templates import Template, load_template
-from ..tasks import get_task
+from ..prompts.templates import FewShot, Template, load_template
 from ..tasks.families import get_family
 from . import extraction, outcomes, scorers
 from .metrics import compute_all
 
 
-def score_combination(records: list[dict[str, Any]], template: Template, family: str = "multiple_choice",
-                      metric_options: dict[str, Any] | None = None, metric_names: tuple[str, ...] | None = None,
+def score_combination(records: list[dict[str, Any]], template: Template, family: str,
+                      metric_options: Mapping[str, Any], metric_names: tuple[str, ...] | None,
                       on_scored: Callable[[int], None] | None = None,
                       extracted: dict[Any, dict[str, Any]] | None = None
                       ) -> tuple[list[dict], dict[str, float], dict[str, str]]:
     """Per-item raw records (the generation plus what scoring made of it), the metrics and their signatures.
 
-    ``metric_names``: the metrics of the combination's resolved record (``babeleval.grid.records``); without one,
-    the template's (its ``metrics:``, else the family's defaults). ``on_scored``: called with the number of
-    records scored so far after each one (a progress line for a large task). ``extracted``: the extractor's
-    records by item id, where the template names an extractor (``babeleval.score.extraction``).
+    ``family``, ``metric_options`` and ``metric_names`` as the combination's resolved record holds them
+    (``babeleval.grid.records``; ``metric_names`` None: the family's defaults for the template's mode).
+    ``on_scored``: called with the number of records scored so far after each one (a progress line for a large
+    task). ``extracted``: the extractor's records by item id, where the template names an extractor
+    (``babeleval.score.extraction``).
     """
     scored = []
     for record in records:
@@ -44,8 +44,8 @@ def score_combination(records: list[dict[str, Any]], template: Template, family:
         if on_scored is not None:
             on_scored(len(scored))
     names = get_family(family).reported_metrics(
-        template.mode, tuple(metric_names) if metric_names is not None else template.metrics)
-    metrics, signatures = compute_all(names, scored, **(metric_options or {}))
+        template.mode, tuple(metric_names) if metric_names is not None else None)
+    metrics, signatures = compute_all(names, scored, **metric_options)
     return scored, metrics, signatures
 
 
@@ -74,10 +74,11 @@ def check_records(records: list[dict[str, Any]], where: str, template: Template,
                             "file: delete it to have it generated again)")
 
 
-def fewshot_shown(template: Template, records: list[dict[str, Any]]) -> dict[str, int]:
-    """Exemplars asked for and shown: fewer only where the template allows it (``fewshot.allow_fewer``)."""
+def fewshot_shown(fewshot: FewShot, records: list[dict[str, Any]]) -> dict[str, int]:
+    """Exemplars asked for (the combination's few-shot plan) and shown: fewer only where the plan allows it
+    (``fewshot.allow_fewer``)."""
     shown = [len(r.get("exemplar_ids") or ()) for r in records]
-    n = template.fewshot.n
+    n = fewshot.n
     return {"asked": n, "fewest_shown": min(shown, default=n), "items_shown_fewer": sum(k < n for k in shown)}
 
 
@@ -93,11 +94,11 @@ def extractor_summary(name: str, scored: list[dict[str, Any]], extracted: dict[A
             "agree": sum(r[extraction.RULE_ANSWER] == r[extraction.EXTRACTOR_ANSWER] for r in both)}
 
 
-def budget_fields(resolved: dict[str, Any] | None) -> dict[str, Any]:
+def budget_fields(prompts: Mapping[str, Any]) -> dict[str, Any]:
     """For a variant of a budgeted set (its resolved record's prompts carry the plan): ``budgeted``, ``n_full``
-    (the items the variant would answer in full: the prepared items up to the limit) and the plan, so that no
-    reader takes its metrics, on a subset of the items, for the variant's score; nothing for any other."""
-    prompts = (resolved or {}).get("prompts") or {}
+    (the items the variant would answer in full: the prepared items up to the limit) and the plan as the record
+    holds it, so that no reader takes its metrics, on a subset of the items, for the variant's score; nothing for
+    any other."""
     if not prompts.get("budget"):
         return {}
     record = PromptRecord.from_json(prompts)
@@ -105,27 +106,28 @@ def budget_fields(resolved: dict[str, Any] | None) -> dict[str, Any]:
     return {"budgeted": True, "n_full": len(items), "budget": prompts["budget"]}
 
 
-def score_files(*, generations: str, template_task: str, template_name: str, raw_out: str, scores_out: str,
-                labels: dict[str, str], metric_options: dict[str, Any] | None = None,
-                provenance: dict[str, Any] | None = None, outcomes_out: str | None = None,
+def score_files(*, generations: str, record: Mapping[str, Any], raw_out: str, scores_out: str,
+                labels: dict[str, str], provenance: dict[str, Any] | None = None, outcomes_out: str | None = None,
                 extractions: str | None = None) -> dict[str, Any]:
     """Score one generations file: write the per-item raw records, the scores summary and, with ``outcomes_out``,
     the outcome table analysis reads (``babeleval.score.outcomes``). ``extractions``: the extractor's file for
     these replies, where the template names one (``babeleval.score.extraction``).
 
-    With ``provenance`` (``babeleval.score.provenance.for_scores``), the family and metrics are its resolved record's.
+    ``record``: the combination's resolved record as the job's params hold it
+    (``babeleval.grid.records.CombinationRecord.as_json``): its template, family, metrics and what they need, and
+    its few-shot plan. ``provenance`` (``babeleval.score.provenance.for_scores``) is written into the scores file.
     """
-    template = load_template(template_task, template_name)
-    resolved = (provenance or {}).get("spec")
-    family = resolved["family"] if resolved else get_task(template_task).FAMILY
-    names = tuple(metric["name"] for metric in resolved["metrics"]) if resolved else None
+    prompts = PromptRecord.from_json(record["prompts"])
+    template = load_template(prompts.task, prompts.template)
+    family = record["family"]
+    names = tuple(metric["name"] for metric in record["metrics"])
     records = read_jsonl(generations)
     check_records(records, generations, template, family)
     # a large task (thousands of items, sentence-level chrF) takes a while: say how far it got
     progress = Progress(len(records), what="scored", unit="items")
     extracted = extraction.by_id(extractions)
-    scored, metrics, signatures = score_combination(records, template, family, metric_options, names, progress.tick,
-                                                    extracted)
+    scored, metrics, signatures = score_combination(records, template, family, record["metric_options"], names,
+                                                    progress.tick, extracted)
     write_jsonl(raw_out, scored)
     if outcomes_out is not None:
         outcomes.write(outcomes_out, scored)
@@ -133,7 +135,7 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
     summary = {
         **labels,
         "n": len(scored),
-        **budget_fields(resolved),  # a budgeted variant's scores are of a subset of the items: said here
+        **budget_fields(record["prompts"]),  # a budgeted variant's scores are of a subset of the items: said here
         "metrics": metrics,
         "parse_failures": sum(not r["parsed"] for r in scored),
         # prompts cut from the left to fit the model's context, and of those the ones cut into the question
@@ -148,8 +150,8 @@ def score_files(*, generations: str, template_task: str, template_name: str, raw
         "model_fingerprint": first.get("model_fingerprint"),
         **({"provenance": provenance} if provenance is not None else {}),  # babeleval.score.provenance.for_scores
     }
-    if template.fewshot.n:
-        summary["fewshot"] = fewshot_shown(template, scored)
+    if prompts.fewshot.n:
+        summary["fewshot"] = fewshot_shown(prompts.fewshot, scored)
     if template.extractor is not None:
         summary["extractor"] = extractor_summary(template.extractor, scored, extracted or {})
     if signatures:
