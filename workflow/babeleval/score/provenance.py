@@ -193,7 +193,7 @@ def for_scores(*, config: dict[str, Any], model: str, task: str, language: str, 
             "exemplar_languages": list(prompts_record.exemplar_languages),
             **dataset_provenance(task, task_config, prompts_record.reads(),
                                  [prompts_record.data, *prompts_record.exemplar_files], root),
-            "limit": task_config.get("limit"),
+            "limit": prompts_record.limit,
         },
         "template": {
             "task": task,
