@@ -54,16 +54,6 @@ RENDERED_PROMPT = "rendered_prompt"
 PROMPT_TEXT = frozenset((*REQUEST_PROMPT_TEXT, MESSAGES, RENDERED_PROMPT))
 
 
-def decoding_settings(mode: str, generation: dict[str, Any], preset: dict[str, Any], seed: int) -> dict[str, Any]:
-    """Everything besides the prompt that decides an output; part of the cache key and of each record."""
-    if mode == "loglikelihood":
-        return {"mode": mode}
-    settings = {"mode": mode, **preset, "max_new_tokens": generation["max_new_tokens"], "stop": list(generation["stop"])}
-    if preset.get("do_sample"):
-        settings["seed"] = seed  # sampled outputs are cached per seed; greedy ones do not depend on it
-    return settings
-
-
 def _payload(mode: str, request: dict[str, Any], messages: list[dict[str, str]] | None = None) -> dict[str, Any]:
     """What the cache keys on besides the model and settings: the exact prompt, or for a chat model the messages;
     and what its protocol decides beyond the text, where the request says it (``babeleval.prompts.protocols``:
