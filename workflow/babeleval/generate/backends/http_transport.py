@@ -306,7 +306,8 @@ class HTTPClient:
         """POST with retries; returns the decoded JSON answer or raises BackendError.
 
         ``check`` raises ``Malformed`` for an answer not shaped as the endpoint promises; such answers are
-        retried, and when retries run out ``ItemFailed`` is raised for the caller to record.
+        retried, and when retries run out ``ItemFailed`` is raised for the caller to record. It raises
+        ``Retryable`` for an answer that reports an error, retried as an HTTP error is.
         """
         deadline = time.monotonic() + self.request_deadline
         for attempt in range(self.max_retries + 1):
