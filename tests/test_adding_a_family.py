@@ -7,7 +7,6 @@ items are rendered and scored in this process by the family's own scorer, into t
 
 from __future__ import annotations
 
-import json
 import os
 import textwrap
 
@@ -46,12 +45,16 @@ class Echo(Task):
     NAME = "echo"
     FAMILY = "echo"
 
+    def read_local(self, files, language, split):  # one word a line
+        words = files[0].read_text(encoding="utf-8").split()
+        return [{"id": f"{language}-{number}", "word": word} for number, word in enumerate(words, start=1)]
+
     def local_files(self, source, language, root, split, options):
-        return [Path(root) / source["path"] / f"{language}.jsonl"]
+        return [Path(root) / source["path"] / f"{language}.txt"]
 
     def items(self, rows, language, where, options):
-        return [{"id": row["id"], "task": "echo", "language": language, "group": row["id"],
-                 "word": row["word"], "answer": row["word"]} for row in rows]
+        return [{**row, "task": "echo", "language": language, "group": row["id"], "answer": row["word"]}
+                for row in rows]
 '''
 
 TEMPLATE = '''
@@ -90,9 +93,7 @@ def write_grid(tmp_path, module: str = FAMILY_MODULE) -> dict:
     (tmp_path / "prompts/echo/repeat.yaml").write_text(textwrap.dedent(TEMPLATE).lstrip(), encoding="utf-8")
     (tmp_path / "data/echo").mkdir(parents=True)
     for language, words in WORDS.items():
-        rows = [json.dumps({"id": f"{language[:2]}{n}", "word": word}, ensure_ascii=False)
-                for n, word in enumerate(words, start=1)]
-        (tmp_path / f"data/echo/{language}.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+        (tmp_path / f"data/echo/{language}.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
     return {"seed": 1, "modules": ["my_families/echo.py"],
             "models": {"tiny-llama": {"backend": "hf", "builtin": "tiny-llama"}},
             "decoding": {"greedy": {"do_sample": False}},
