@@ -12,7 +12,8 @@ package shares made once:
   heavy libraries load only when a model selects it.
 
 Built-ins are given to the constructor, not added: importing a registry's module while an extension file
-is loaded must not count them as that file's.
+is loaded must not count them as that file's. Asking whether (``in``, ``get``, ``values``) gives what was
+registered, a target not yet imported as its ``Lazy``; only ``registry[name]`` imports it.
 """
 
 from __future__ import annotations
