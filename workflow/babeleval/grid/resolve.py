@@ -65,12 +65,13 @@ def metric_entries(names: tuple[str, ...]) -> tuple[MetricEntry, ...]:
 
 
 def metric_options(entry: TaskEntry, language: str) -> dict[str, Any]:
-    """What a task's metrics need for one language: the task entry's settings, plus a translation's target
-    language (BLEU's tokenizer depends on it: ``babeleval.score.bleu_tokenizers``)."""
+    """What a task's metrics need for one language: the task entry's settings, plus the language a reply is
+    written in where its family's metrics need it (a translation's: BLEU's tokenizer depends on it,
+    ``babeleval.score.bleu_tokenizers``)."""
     options = dict(entry.metric_options)
     task = get_task(entry.name)
-    if task.FAMILY == "translation":
-        options["target_language"] = language if task.DIRECTION == "to" else entry.options["partner"]
+    if get_family(task.FAMILY).target_language:
+        options["target_language"] = task.target_language(language, entry.options)
     return options
 
 

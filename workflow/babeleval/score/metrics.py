@@ -47,8 +47,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..core import extensions
 from ..core.errors import ConfigError
+from ..core.registry import Registry
 from ..tasks.families import Family
 from .qa import tokenizer_name
 from .resampling import CorpusStatistics, ItemMean, Recomputed, Record, Resampling, Statistics, item_outcome, item_value
@@ -301,9 +301,8 @@ def family_is(*names: str) -> Callable[[Family, str], bool]:
 
 
 # Ranks give the headline order: accuracy, then chrF and BLEU (translation), SQuAD F1 and exact match, length-normalised
-# accuracy, balanced accuracy, macro-F1. Built in as a table rather than with ``register``: importing this module
-# while an extension file is loaded must not count the built-ins as that file's.
-METRICS: dict[str, Metric] = {metric.name: metric for metric in (
+# accuracy, balanced accuracy, macro-F1.
+METRICS: Registry[Metric] = Registry("metric", ((metric.name, metric) for metric in (
     Metric(ACCURACY, "accuracy over all items, % (a parse failure counts as wrong)", _acc, anywhere_but_translation,
            item_outcome("correct"), rank=0, chance=True, interval=EXACT),
     Metric("acc_norm", "length-normalised accuracy, %", _acc_norm, choice_loglikelihood,
@@ -325,7 +324,7 @@ METRICS: dict[str, Metric] = {metric.name: metric for metric in (
     Metric(PARSED_ACCURACY, "accuracy over parsed items only, %", _acc_parsed, generated,
            ItemMean(_parsed_correct, outcome=True), headline=False, chance=True, reported=False,
            interval=EXACT),
-)}
+)))
 
 
 # -- an lm-eval generate_until task's metric, per filter pipeline ----------------------------------------
@@ -360,17 +359,13 @@ def is_metric(name: str) -> bool:
 
 def register(metric: Metric) -> Metric:
     """Add a metric defined outside the package (an extension file params.yaml lists under ``modules``)."""
-    if metric.name in METRICS:
-        raise ConfigError(f"metric '{metric.name}' is already registered; rename it")
-    METRICS[metric.name] = metric
-    extensions.added(f"metric {metric.name}")
-    return metric
+    return METRICS.add(metric.name, metric)
 
 
 def get_metric(name: str) -> Metric:
     metric = find_metric(name)
     if metric is None:
-        raise KeyError(f"unknown metric '{name}' (known: {', '.join(sorted(METRICS))})")
+        raise ConfigError(METRICS.unknown(name))
     return metric
 
 
