@@ -32,9 +32,9 @@ def main(argv: list[str] | None = None) -> None:
 
     from babeleval.core import cpu_threads
     from babeleval.core.jsonl import read_jsonl, write_jsonl
+    from babeleval.core.record_fields import RENDERED_PROMPT
     from babeleval.generate.backends import model_config
-    from babeleval.generate.job import RENDERED_PROMPT, run
-    from babeleval.generate.job import JobFiles, JobModel
+    from babeleval.generate.job import JobFiles, JobModel, run
 
     cpu_threads.grant(args.threads)
     config = model_config({"backend": "hf", "model": args.model, "dtype": "float32", "device": "cpu",

@@ -122,8 +122,8 @@ def test_a_task_module_that_defines_no_task_is_refused(tmp_path):
     empty = tmp_path / "nothing.py"
     empty.write_text("X = 1\n", encoding="utf-8")
     params = {"seed": 1, "modules": [str(empty)], "models": {}, "tasks": {}, "decoding": {}}
-    with pytest.raises(ConfigError, match=r"params\.yaml: modules: .*nothing\.py: defines no task, metric, parser or "
-                                          r"backend"):
+    with pytest.raises(ConfigError, match=r"params\.yaml: modules: .*nothing\.py: defines no task, task family, "
+                                          r"metric, parser or backend"):
         validate(params)
     with pytest.raises(ConfigError, match=r"modules: .*absent\.py: no such file"):
         validate({**params, "modules": [str(tmp_path / "absent.py")]})

@@ -13,7 +13,7 @@ from scipy import stats
 from analysis_data import HYPOTHESES_A, REFERENCES, translation_records, write_results
 from babeleval.analysis import leaderboard as aggregate
 from babeleval.analysis import bootstrap
-from babeleval.score import metrics
+from babeleval.score import metrics, translation_metrics
 from babeleval.analysis.settings import AnalysisSettings
 
 
@@ -126,7 +126,7 @@ def test_corpus_metric_that_cannot_be_built_gives_no_interval(monkeypatch):
     def offline(references, target_language=None, spm_model=None):
         raise OSError("cannot download the SentencePiece model")
 
-    monkeypatch.setattr(metrics, "bleu_tokenize", offline)
+    monkeypatch.setattr(translation_metrics, "bleu_tokenize", offline)
     recs = translation_records(HYPOTHESES_A)
     assert bootstrap.item_data("bleu", recs) is None
     assert all(math.isnan(v) for v in bootstrap.interval_for("bleu", recs, seed=0))

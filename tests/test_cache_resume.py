@@ -50,7 +50,8 @@ print(json.dumps(run(args, loader)))
 
 def run(args: dict, loader=load_backend) -> dict:
     """generate.run on the arguments a child gets as JSON (the model given by its entry), in this process."""
-    model = generate.JobModel(model_config(args["entry"]), args["model_path"], loader=loader)
+    model = generate.JobModel(model_config(args["entry"]), args["model_path"], args.get("model_name", ""),
+                              args.get("spend_file"), loader)
     files = generate.JobFiles(args["request_files"], args["output_files"], args["cache_path"], args.get("usage_file"))
     batching = generate.Batching(**{key: args[key] for key in ("chunk_size", "flush_every", "flush_seconds")
                                     if key in args})

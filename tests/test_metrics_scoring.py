@@ -18,7 +18,7 @@ from resolved_record import record_for
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "data" / "samples"
 RAW_KEYS = {"id", "language", "parsed", "parse_error", "prediction", "gold", "correct"}
-# the prompt's text stays in the generations file (babeleval.generate.job.PROMPT_TEXT)
+# the prompt's text stays in the generations file (babeleval.core.record_fields.PROMPT_TEXT)
 PROMPT_TEXT = {"prompt", "preamble", "exemplar_turns", "query", "messages", "rendered_prompt"}
 SCORE_KEYS = {"model", "task", "language", "template", "n", "metrics", "parse_failures"}
 

@@ -7,6 +7,7 @@ import math
 import pytest
 import sacrebleu
 
+from babeleval.core.errors import ConfigError
 from babeleval.score import metrics
 from babeleval.score import qa
 from babeleval.score.metrics import balanced_accuracy, compute_all, macro_f1
@@ -146,6 +147,6 @@ def test_em_f1_over_a_combination_on_a_0_100_scale():
 
 
 def test_unknown_metric_is_named():
-    with pytest.raises(KeyError, match="unknown metric 'blue'"):
+    with pytest.raises(ConfigError, match=r"unknown metric 'blue' \(known: .*; did you mean 'bleu'\?\)"):
         metrics.get_metric("blue")
     assert math.isnan(compute_all(["acc"], [])[0]["acc"])

@@ -27,6 +27,7 @@ from babeleval.generate import job as generate
 from babeleval.generate.backends import model_config
 from babeleval.score import job as scoring
 from babeleval.grid.params import load_params, validate
+from babeleval.grid.resolve import decoding_settings
 from babeleval.core.jsonl import write_jsonl
 from babeleval.prompts.render import target_variables
 from babeleval.cli.show import render_for
@@ -138,7 +139,7 @@ def run_combination(server, params_file: Path, tmp_path: Path, task: str, templa
     requests_file, generations = tmp_path / "requests.jsonl", tmp_path / "generations.jsonl"
     write_jsonl(requests_file, requests)
     spec = yaml.safe_load(params_file.read_text(encoding="utf-8"))
-    settings = generate.decoding_settings(
+    settings = decoding_settings(
         template.mode, {"max_new_tokens": template.generation.max_new_tokens, "stop": template.generation.stop},
         spec["decoding"][template.generation.decoding], spec["seed"])
     generate.run(generate.JobModel(model_config(spec["models"]["oracle"]), "oracle"), template.mode, settings,

@@ -2,6 +2,7 @@
 
 import pytest
 
+from babeleval.core.errors import ConfigError
 from babeleval.score.parsers import PARSERS, get_parser
 from babeleval.score.parsers.letters import belebele_blog, belebele_instruct
 
@@ -85,5 +86,6 @@ def test_blog_failures(response, reason):
 
 def test_registry_names_and_unknown_parser():
     assert {"belebele_instruct", "belebele_blog"} <= set(PARSERS)
-    with pytest.raises(KeyError, match="unknown parser 'nope'"):
-        get_parser("nope")
+    with pytest.raises(ConfigError, match=r"unknown parser 'belebele_instrct' \(known: .*; did you mean "
+                                          r"'belebele_instruct'\?\)"):
+        get_parser("belebele_instrct")

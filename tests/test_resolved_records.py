@@ -7,11 +7,10 @@ from types import SimpleNamespace
 
 from conftest import ROOT, TINY_GRID
 
-from babeleval.generate import job as generate
 from babeleval.cli import show
 from babeleval.grid.params import load_params
 from babeleval.score.provenance import dataset_provenance
-from babeleval.grid.resolve import exemplar_source
+from babeleval.grid.resolve import decoding_settings, exemplar_source
 from babeleval.tasks import get_task
 
 PARAMS = TINY_GRID
@@ -67,7 +66,7 @@ def test_decoding_is_the_template_preset_capped_by_the_model():
     template = g.tasks["mmlu"].templates["en_zeroshot"]
     assert template.generation.max_new_tokens > 24  # the model's cap applies
     preset = g.decoding[template.generation.decoding]
-    assert dict(record.decoding) == generate.decoding_settings(
+    assert dict(record.decoding) == decoding_settings(
         "generate", {"max_new_tokens": 24, "stop": list(template.generation.stop)}, preset, g.seed)
     assert dict(g.record("tiny-llama", "belebele", "eng_Latn", "paper").decoding) == {"mode": "loglikelihood"}
     assert record.parser == template.parser

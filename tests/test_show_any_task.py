@@ -30,7 +30,7 @@ def test_every_task_params_yaml_keeps_ready_to_add_can_be_previewed(capsys, monk
 def test_an_unknown_task_is_named(capsys, monkeypatch, repo_root):
     monkeypatch.chdir(repo_root)
     assert show.main(["--params", PARAMS, "--task", "belebelle", "--language", "eng_Latn", "--template", "paper"]) == 2
-    assert "task 'belebelle' does not exist (tasks: " in capsys.readouterr().err
+    assert "unknown task 'belebelle' (known: " in capsys.readouterr().err  # and the closest: belebele
 
 
 def test_commented_entry_reads_only_that_block():

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..core import paths
+from ..core.record_fields import MESSAGES
 from ..generate.backends import get_backend
 from ..generate.backends.chat import build_messages
 from ..generate.backends.config import APIConfig, LocalConfig, ModelConfig
@@ -104,7 +105,7 @@ def read_pilot(root: Path, model: str, config: ModelConfig) -> Pilot:
             record = json.loads(line)
             mode = (record.get("settings") or {}).get("mode", "generate")
             tokens = (record.get("prompt_tokens") or 0) + sum(record.get("continuation_tokens") or [])
-            texts = prompt_texts(record, record.get("messages"), mode)
+            texts = prompt_texts(record, record.get(MESSAGES), mode)
             for key in ((task, language, template), (task, template), (language,), ()):
                 total = sums.setdefault(key, [0, 0])
                 total[0] += tokens

@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.parser:
         cli.error("--parser is required (or --list)")
     if args.parser not in PARSERS:
-        print(f"error: unknown parser '{args.parser}' (known: {', '.join(sorted(PARSERS))})", file=sys.stderr)
+        print(f"error: {PARSERS.unknown(args.parser)}", file=sys.stderr)
         return 2
     labels = [label.strip() for label in args.labels.split(",")] if args.labels else None
     try:

@@ -23,7 +23,7 @@ import yaml
 
 from ..grid.params import read_params_file, validate
 from ..core.choices import LETTERS
-from ..core.errors import BabelevalError
+from ..core.errors import BabelevalError, ConfigError
 from ..grid.resolve import prompt_record
 from ..prompts.render import requests_for
 from ..prompts.templates import load_template
@@ -51,7 +51,7 @@ def entry_outside_the_grid(params: str, task_name: str, language: str, template_
     """A task entry for a task not in the grid: its commented-out entry in the params file, else its bundled
     sample (``data/samples/<task>``); either way with only the language and template asked for."""
     if task_name not in TASKS:
-        raise BabelevalError(f"task '{task_name}' does not exist (tasks: {', '.join(sorted(TASKS))})")
+        raise ConfigError(TASKS.unknown(task_name))
     entry = commented_entry(Path(params).read_text(encoding="utf-8"), task_name)
     if entry is None:
         sample = Path("data/samples") / task_name

@@ -1,9 +1,9 @@
-"""Extension files: tasks, metrics, parsers and backends defined outside the package.
+"""Extension files: tasks, task families, metrics, parsers and backends defined outside the package.
 
 params.yaml lists Python files under ``modules`` (``task_modules`` is the older name of the same key).
 Validation loads each file once and each registry takes what the file adds to it: a ``Task`` subclass
-with a ``NAME`` (``babeleval.tasks``), a metric, a parser or a backend registered with its registry's
-``register`` function. A file that adds nothing is an error naming it.
+with a ``NAME`` (``babeleval.tasks``), a task family, a metric, a parser or a backend registered with its
+registry's ``register`` function (each registry tells ``added``: ``babeleval.core.registry``). A file that adds nothing is an error naming it.
 
 The planning process exports the files in ``BABELEVAL_MODULES``; a workflow job loads them when it
 starts (``babeleval.core.joblog.setup``), so the registries of every job hold what the grid was
@@ -21,7 +21,7 @@ from typing import Callable
 from .errors import ConfigError
 
 ENV = "BABELEVAL_MODULES"
-WHAT = "task, metric, parser or backend"
+WHAT = "task, task family, metric, parser or backend"
 
 _modules: dict[str, ModuleType] = {}
 _hooks: list[Callable[[ModuleType], None]] = []

@@ -33,9 +33,9 @@ from ..core.layout import job_pairs
 from ..core.errors import ConfigError
 from ..core.jsonl import read_jsonl, write_json, write_jsonl
 from ..core.progress import Progress, heartbeat
+from ..core.record_fields import MESSAGES, RENDERED_PROMPT
 from ..prompts.answer_slot import AnswerSlot
 from ..prompts.protocols import ENCODINGS, JOINT
-from ..prompts.render import PROMPT_TEXT as REQUEST_PROMPT_TEXT
 from . import preflight, server_change
 from .backends import BackendType, get_backend, load_backend, model_config
 from .backends.base import Backend, Decoding, GenerationRequest, LoglikelihoodRequest
@@ -46,24 +46,6 @@ from .fingerprint import digest, model_fingerprint
 from .spend import CapReached, Spending
 
 log = logging.getLogger(__name__)
-
-MESSAGES = "messages"
-RENDERED_PROMPT = "rendered_prompt"
-# A generations record's fields that hold the text the model was given: the request's prompt (whole and in parts),
-# a chat model's messages, and the text its chat template made of them. The generations file is where they live;
-# the scored records of results/raw leave them out (babeleval.score.job.scored_record).
-PROMPT_TEXT = frozenset((*REQUEST_PROMPT_TEXT, MESSAGES, RENDERED_PROMPT))
-
-
-def decoding_settings(mode: str, generation: dict[str, Any], preset: dict[str, Any], seed: int) -> dict[str, Any]:
-    """Everything besides the prompt that decides an output; part of the cache key and of each record."""
-    if mode == "loglikelihood":
-        return {"mode": mode}
-    settings = {"mode": mode, **preset, "max_new_tokens": generation["max_new_tokens"], "stop": list(generation["stop"])}
-    if preset.get("do_sample"):
-        settings["seed"] = seed  # sampled outputs are cached per seed; greedy ones do not depend on it
-    return settings
-
 
 def _payload(mode: str, request: dict[str, Any], messages: list[dict[str, str]] | None = None) -> dict[str, Any]:
     """What the cache keys on besides the model and settings: the exact prompt, or for a chat model the messages;

@@ -90,7 +90,7 @@ def checked_templates(task: Task, entry: dict, params: dict, source_file: str, r
         where = f"{source_file}: tasks.{name}.templates: {template.path}"
         if template.mode == "generate" and get_family(task.FAMILY).parser_kinds:
             if template.parser not in PARSERS:
-                raise ConfigError(f"{where}: unknown parser '{template.parser}' (known: {', '.join(sorted(PARSERS))})")
+                raise ConfigError(f"{where}: {PARSERS.unknown(template.parser)}")
         problem = check_template(get_family(task.FAMILY), template)
         if problem:
             raise ConfigError(f"{where}: {problem}")

@@ -57,7 +57,7 @@ class CombinationRecord:
     prompts: PromptRecord
     family: str  # the task family
     mode: str
-    decoding: Mapping[str, Any]  # the generation job's settings (babeleval.generate.job.decoding_settings)
+    decoding: Mapping[str, Any]  # the generation job's settings (babeleval.grid.resolve.decoding_settings)
     parser: str | None
     metrics: tuple[MetricEntry, ...]
     metric_options: Mapping[str, Any]  # what the metrics need (BLEU's target language, the SentencePiece model)

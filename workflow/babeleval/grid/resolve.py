@@ -11,7 +11,6 @@ from typing import Any, Mapping
 
 from ..generate.backends.config import ModelConfig
 from ..generate.fingerprint import output_settings
-from ..generate.job import decoding_settings
 from ..prompts.record import PromptRecord, prepared_file
 from ..prompts.templates import Template
 from ..score.metrics import get_metric, headline_metric
@@ -31,6 +30,16 @@ def exemplar_source(task: Task, template: Template, language: str) -> tuple[str 
     if not template.fewshot.n:
         return None, ()
     return (FEWSHOT if task.FEWSHOT_PART else EVAL), (template.fewshot.language or language,)
+
+
+def decoding_settings(mode: str, generation: dict[str, Any], preset: dict[str, Any], seed: int) -> dict[str, Any]:
+    """Everything besides the prompt that decides an output; part of the cache key and of each record."""
+    if mode == "loglikelihood":
+        return {"mode": mode}
+    settings = {"mode": mode, **preset, "max_new_tokens": generation["max_new_tokens"], "stop": list(generation["stop"])}
+    if preset.get("do_sample"):
+        settings["seed"] = seed  # sampled outputs are cached per seed; greedy ones do not depend on it
+    return settings
 
 
 def decoding_for(template: Template, model: ModelConfig | None, presets: Mapping[str, Any],
@@ -56,12 +65,13 @@ def metric_entries(names: tuple[str, ...]) -> tuple[MetricEntry, ...]:
 
 
 def metric_options(entry: TaskEntry, language: str) -> dict[str, Any]:
-    """What a task's metrics need for one language: the task entry's settings, plus a translation's target
-    language (BLEU's tokenizer depends on it: ``babeleval.score.bleu_tokenizers``)."""
+    """What a task's metrics need for one language: the task entry's settings, plus the language a reply is
+    written in where its family's metrics need it (a translation's: BLEU's tokenizer depends on it,
+    ``babeleval.score.bleu_tokenizers``)."""
     options = dict(entry.metric_options)
     task = get_task(entry.name)
-    if task.FAMILY == "translation":
-        options["target_language"] = language if task.DIRECTION == "to" else entry.options["partner"]
+    if get_family(task.FAMILY).target_language:
+        options["target_language"] = task.target_language(language, entry.options)
     return options
 
 

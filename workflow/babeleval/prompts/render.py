@@ -180,11 +180,6 @@ def _exemplars(template: Template, fewshot: FewShot, pool: Sequence[dict[str, An
     return exemplars
 
 
-# A request's fields that hold the prompt's text, whole and in parts: the bulk of a record (a five-shot Belebele
-# prompt is about 15 KB, twice over), kept in the prompts and generations files (babeleval.generate.job.PROMPT_TEXT)
-PROMPT_TEXT = ("prompt", "preamble", "exemplar_turns", "query")
-
-
 def _request(template: Template, separator: str, item: dict[str, Any], exemplars: list[dict[str, Any]]
              ) -> dict[str, Any]:
     """The request of one item: its prompt, whole and in parts (the exemplars and the query joined by ``separator``),

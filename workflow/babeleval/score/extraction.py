@@ -47,7 +47,7 @@ from ..prompts.sandbox import render
 from ..prompts.templates import Template, load_template
 from .parsers import AMBIGUOUS, KINDS, NO_ANSWER, Parsed, failure, get_parser, reason_of
 from .parsers.structure import split_reply
-from .reading import CHOICE_FAMILIES, read, shown_labels
+from .reading import has_choices, read, shown_labels
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +128,7 @@ def request_rows(records: Sequence[dict[str, Any]], template: Template, family: 
             continue
         labels: Sequence[str] = ()
         options: list[tuple[str, str]] = []
-        if family in CHOICE_FAMILIES:
+        if has_choices(family):
             labels = shown_labels(record, template) if kind == "letter" else record["choices"]
             options = list(zip(labels, record["choices"])) if kind == "letter" else []
         rows.append({"id": record["id"], "language": record.get("language"),
@@ -142,7 +142,7 @@ def read_extracted(family: str, record: dict[str, Any], template: Template, extr
     if isinstance(reply, str) and reply.strip().strip(".:;!。").upper() == NONE:
         return failure(NO_ANSWER, "the extractor found none")
     reading = read(family, record, template, reply, extracted.get("finish_reason"))
-    if not reading.ok or family not in CHOICE_FAMILIES:
+    if not reading.ok or not has_choices(family):
         return reading
     if get_parser(template.parser).kind == "letter":
         labels = shown_labels(record, template)

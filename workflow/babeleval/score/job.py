@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 from ..core.errors import DataError
 from ..core.jsonl import read_jsonl, write_json, write_jsonl
 from ..core.progress import Progress
-from ..generate.job import PROMPT_TEXT
+from ..core.record_fields import PROMPT_TEXT
 from ..prompts.record import PromptRecord
 from ..prompts.render import evaluated_items
 from ..prompts.templates import FewShot, Template, load_template

@@ -14,9 +14,9 @@ interval, the paired tests compare it, and the tables, figures and report show i
   can (lowest first; a metric without a rank comes after the ranked ones, by name);
 - ``chance``: whether a chance level (the mean of 1 / number of choices) applies;
 - ``resampling``: how it is recomputed on a resample of items for intervals and paired tests
-  (``ItemMean``, ``CorpusStatistics`` or ``Recomputed``); an ``ItemMean`` of outcomes makes it
-  ``right_or_wrong`` per item, and ``outcome_column`` names the record field holding that outcome
-  (``correct``, ``correct_norm``), which the budgeted estimate models;
+  (``ItemMean``, ``CorpusStatistics`` or ``Recomputed``: ``babeleval.score.resampling``); an ``ItemMean`` of
+  outcomes makes it ``right_or_wrong`` per item, and ``outcome_column`` names the record field holding that
+  outcome (``correct``, ``correct_norm``), which the budgeted estimate models;
 - ``interval``: how its confidence interval is computed: ``EXACT`` (Clopper-Pearson, for a share of items:
   right at 0% and 100% and at any n, where a percentile bootstrap of 0/3 gives the zero-width [0, 0]) or
   ``BOOTSTRAP`` (percentile bootstrap over items, for corpus and graded metrics); ``INTERVAL_METHODS`` words
@@ -24,7 +24,8 @@ interval, the paired tests compare it, and the tables, figures and report show i
 - ``applies``: the task families and scoring modes whose scored records it can be computed from;
 - ``function``: its value over *all* scored records of a combination (so corpus metrics such as BLEU,
   chrF, macro-F1 and balanced accuracy are computed over the corpus, not averaged per item), given the
-  ``options`` it names (BLEU's target language and SentencePiece model);
+  ``options`` it names (BLEU's target language and SentencePiece model); BLEU's and chrF's, with sacrebleu,
+  are ``babeleval.score.translation_metrics``;
 - ``signature``: the printable settings its number depends on (BLEU's tokenizer, chrF's orders, the SQuAD
   F1 tokenizer), where there are some;
 - ``reported``: False for a metric the analysis derives from the raw records (``acc_parsed``) rather
@@ -44,16 +45,15 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..core import extensions
 from ..core.errors import ConfigError
+from ..core.registry import Registry
 from ..tasks.families import Family
-from . import bleu_tokenizers
 from .qa import tokenizer_name
-
-Record = dict[str, Any]
+from .resampling import CorpusStatistics, ItemMean, Recomputed, Record, Resampling, Statistics, item_outcome, item_value
+from .translation_metrics import (bleu, bleu_signature, bleu_statistics, bleu_tokenize, chrf, chrf_signature,
+                                  chrf_statistics)
 
 SHARE = "0-1"  # computed as a share, shown as percent
 POINTS = "0-100"  # computed and shown on 0-100
@@ -124,57 +124,6 @@ def macro_f1(golds: Sequence[Any], preds: Sequence[Any]) -> float:
         denominator = 2 * tp + fp + fn
         scores.append(2 * tp / denominator if denominator else 0.0)
     return sum(scores) / len(scores)
-
-
-def item_value(name: str) -> Callable[[Record], Any]:
-    """A record's ``name`` (None where it has none): the per-item value of an ``ItemMean``."""
-    return lambda record: record.get(name)
-
-
-# -- how a metric is resampled ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ItemMean:
-    """The mean of one value per item, ``value(record)``; an item whose value is None does not count."""
-
-    value: Callable[[Record], float | bool | None]
-    outcome: bool = False  # the value is right/wrong: paired tests use the exact McNemar test
-    column: str | None = None  # the record field ``value`` reads as it is (``item_outcome``), where it is one
-    bootstrap: ClassVar[str] = "items"
-
-
-def item_outcome(column: str) -> ItemMean:
-    """The share of items right, each item's right/wrong outcome the record's ``column`` (a bool)."""
-    return ItemMean(item_value(column), outcome=True, column=column)
-
-
-@dataclass(frozen=True)
-class Statistics:
-    """Sufficient statistics per record, and ``score``: the metric's value from statistics summed over records
-    (a sequence, or a numpy row of a resample: returned as computed, float32 stays float32)."""
-
-    rows: tuple[tuple[int, ...], ...]
-    score: Callable[[Any], Any]
-
-
-@dataclass(frozen=True)
-class CorpusStatistics:
-    """Per-item sufficient statistics, summed over a resample and turned into a score, as sacrebleu's
-    bootstrap and paired test do: ``statistics(records, **options)``."""
-
-    statistics: Callable[..., Statistics]
-    bootstrap: ClassVar[str] = "corpus"
-
-
-@dataclass(frozen=True)
-class Recomputed:
-    """The metric computed again over each resample of the records (macro-F1, balanced accuracy, SQuAD)."""
-
-    bootstrap: ClassVar[str] = "items"
-
-
-Resampling = ItemMean | CorpusStatistics | Recomputed
 
 
 # -- the metric object -----------------------------------------------------------------------------
@@ -322,166 +271,6 @@ def _squad_signature(records: list[Record]) -> str:
     return f"SQuAD v1.1 F1 over {tokenizer_name()}; normalisation: emoji removed, neologdn, whitespace"
 
 
-# -- translation: sacrebleu's BLEU and chrF ----------------------------------------------------------
-
-
-def _translations(records: list[Record]) -> tuple[list[str], list[str]]:
-    """Hypotheses (an unreadable prediction is an empty one) and references."""
-    return [r["prediction"] if r["prediction"] is not None else "" for r in records], [r["gold"] for r in records]
-
-
-def _sacrebleu_model_path() -> Path | None:
-    """Where sacrebleu keeps the FLORES-200 SentencePiece model spBLEU uses.
-
-    sacrebleu downloads it there on first use; machines without internet use it when it is already there, or
-    when params.yaml gives a path to a copy (which is then put where sacrebleu looks).
-    """
-    try:
-        from sacrebleu.tokenizers import tokenizer_spm
-    except ImportError:  # pragma: no cover - sacrebleu is a core dependency
-        return None
-    info = tokenizer_spm.SPM_MODELS.get("flores200")
-    if info is None:  # pragma: no cover - sacrebleu without the flores200 tokenizer
-        return None
-    return Path(tokenizer_spm.SACREBLEU_DIR) / "models" / Path(info["url"]).name
-
-
-def flores200_model_path(explicit: str | None = None) -> Path | None:
-    """The FLORES-200 SentencePiece model file, if one is available locally (the given path, else sacrebleu's cache)."""
-    candidates = [Path(explicit)] if explicit else []
-    cached = _sacrebleu_model_path()
-    if cached is not None:
-        candidates.append(cached)
-    return next((p for p in candidates if p.is_file()), None)
-
-
-def _install_flores200_model(path: Path) -> None:
-    """Put ``path`` where sacrebleu's flores200 tokenizer loads its model from, so it does not download."""
-    target = _sacrebleu_model_path()
-    if target is None or target == path or (target.is_file() and target.read_bytes() == path.read_bytes()):
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    tmp.write_bytes(path.read_bytes())
-    tmp.replace(target)
-
-
-def bleu_tokenize(references: Sequence[str], target_language: str | None = None, spm_model: str | None = None) -> str:
-    """BLEU's tokenizer into ``target_language`` (a FLORES-200 code; without one, the references' script decides).
-
-    spBLEU (FLORES-200 SentencePiece) where the model file is available and no language-specific tokenizer
-    applies (``bleu_tokenizers``); a model given by path is put where sacrebleu looks for it.
-    """
-    path = flores200_model_path(spm_model)
-    if path is not None:
-        _install_flores200_model(path)
-    return bleu_tokenizers.choose(bleu_tokenizers.target_code(target_language, references), path is not None)
-
-
-def _bleu_scorer(tokenize: str, references: list[str] | None = None, **settings: Any):
-    """sacrebleu's BLEU with its default settings (exponential smoothing, n-grams up to 4) and ``tokenize``;
-    ``references`` cached, so that its signature can be read before scoring."""
-    from sacrebleu.metrics import BLEU
-
-    return BLEU(tokenize=tokenize, references=None if references is None else [references], **settings)
-
-
-def _bleu(records: list[Record], **options: Any) -> float:
-    if not records:
-        return float("nan")
-    hypotheses, references = _translations(records)
-    scorer = _bleu_scorer(bleu_tokenize(references, **options), references)
-    return float(scorer.corpus_score(hypotheses, None).score)
-
-
-def _bleu_signature(records: list[Record], **options: Any) -> str:
-    references = _translations(records)[1]
-    return str(_bleu_scorer(bleu_tokenize(references, **options), references).get_signature())
-
-
-def _bleu_statistics(records: list[Record], **options: Any) -> Statistics:
-    """[hypothesis length, reference length, matches per order, hypothesis n-grams per order] per item."""
-    from sacrebleu.metrics import BLEU
-
-    hypotheses, references = _translations(records)
-    tokenize = bleu_tokenize(references, **options)
-    corpus = _bleu_scorer(tokenize)
-    # A sentence's statistics do not depend on effective_order; with it on, sacrebleu does not warn per sentence.
-    sentence = _bleu_scorer(tokenize, effective_order=True)
-    scores = [sentence.sentence_score(hypothesis, [reference]) for hypothesis, reference in zip(hypotheses, references)]
-    order = corpus.max_ngram_order
-
-    def from_sums(sums):
-        return BLEU.compute_bleu(correct=sums[2: 2 + order], total=sums[2 + order:], sys_len=int(sums[0]),
-                                 ref_len=int(sums[1]), smooth_method=corpus.smooth_method,
-                                 smooth_value=corpus.smooth_value, effective_order=corpus.effective_order,
-                                 max_ngram_order=order).score
-    return Statistics(tuple((s.sys_len, s.ref_len, *s.counts, *s.totals) for s in scores), from_sums)
-
-
-def _chrf_scorer(references: list[str] | None = None):
-    """chrF with sacrebleu's defaults: character n-grams up to 6, beta 2, case-sensitive, spaces ignored, no word
-    n-grams (chrF, not chrF++); ``references`` cached, so that its signature can be read before scoring."""
-    from sacrebleu.metrics import CHRF
-
-    return CHRF(references=None if references is None else [references])
-
-
-def _chrf(records: list[Record]) -> float:
-    if not records:
-        return float("nan")
-    hypotheses, references = _translations(records)
-    return float(_chrf_scorer(references).corpus_score(hypotheses, None).score)
-
-
-def _chrf_signature(records: list[Record]) -> str:
-    return str(_chrf_scorer(_translations(records)[1]).get_signature())
-
-
-def chrf_pair_statistics(hypothesis: str, reference: str, char_order: int, whitespace: bool) -> tuple[int, ...]:
-    """[hypothesis n-grams, reference n-grams, matches] per character order, as sacrebleu's CHRF counts them
-    (a hypothesis n-gram counts only where the reference has n-grams of that order)."""
-    from sacrebleu.metrics.helpers import extract_all_char_ngrams
-
-    row: list[int] = []
-    hyp_orders = extract_all_char_ngrams(hypothesis, char_order, whitespace)
-    ref_orders = extract_all_char_ngrams(reference, char_order, whitespace)
-    for hyp, ref in zip(hyp_orders, ref_orders):
-        matches = sum(min(count, ref[ngram]) for ngram, count in hyp.items() if ngram in ref)
-        row += [sum(hyp.values()) if ref else 0, sum(ref.values()), matches]
-    return tuple(row)
-
-
-def chrf_from_statistics(statistics: Any, beta: int, order: int) -> Any:
-    """chrF from summed statistics: sacrebleu's CHRF F-score with effective-order averaging (its default).
-
-    The operations are sacrebleu's, in its order, so float32 sums give sacrebleu's numbers to the bit.
-    """
-    factor = beta ** 2
-    avg_prec, avg_rec, effective_order = 0.0, 0.0, 0
-    for i in range(order):
-        n_hyp, n_ref, n_match = statistics[3 * i: 3 * i + 3]
-        if n_hyp > 0 and n_ref > 0:
-            avg_prec += n_match / n_hyp
-            avg_rec += n_match / n_ref
-            effective_order += 1
-    if effective_order:
-        avg_prec /= effective_order
-        avg_rec /= effective_order
-    if not avg_prec + avg_rec:
-        return 0.0
-    score = (1 + factor) * avg_prec * avg_rec
-    score /= (factor * avg_prec) + avg_rec
-    return 100 * score
-
-
-def _chrf_statistics(records: list[Record]) -> Statistics:
-    chrf = _chrf_scorer()
-    rows = tuple(chrf_pair_statistics(hypothesis, reference, chrf.char_order, chrf.whitespace)
-                 for hypothesis, reference in zip(*_translations(records)))
-    return Statistics(rows, lambda sums: chrf_from_statistics(sums, chrf.beta, chrf.char_order))
-
-
 # -- where a metric applies --------------------------------------------------------------------------
 
 
@@ -512,9 +301,8 @@ def family_is(*names: str) -> Callable[[Family, str], bool]:
 
 
 # Ranks give the headline order: accuracy, then chrF and BLEU (translation), SQuAD F1 and exact match, length-normalised
-# accuracy, balanced accuracy, macro-F1. Built in as a table rather than with ``register``: importing this module
-# while an extension file is loaded must not count the built-ins as that file's.
-METRICS: dict[str, Metric] = {metric.name: metric for metric in (
+# accuracy, balanced accuracy, macro-F1.
+METRICS: Registry[Metric] = Registry("metric", ((metric.name, metric) for metric in (
     Metric(ACCURACY, "accuracy over all items, % (a parse failure counts as wrong)", _acc, anywhere_but_translation,
            item_outcome("correct"), rank=0, chance=True, interval=EXACT),
     Metric("acc_norm", "length-normalised accuracy, %", _acc_norm, choice_loglikelihood,
@@ -526,17 +314,17 @@ METRICS: dict[str, Metric] = {metric.name: metric for metric in (
            Recomputed(), scale=POINTS, rank=4),
     Metric("f1", "SQuAD F1, 0-100", _points_mean("f1"), family_is("extractive_qa"), Recomputed(), scale=POINTS,
            rank=3, signature_of=_squad_signature),
-    Metric("bleu", "BLEU, 0-100", _bleu, family_is("translation"), CorpusStatistics(_bleu_statistics),
-           scale=POINTS, rank=2, options=("target_language", "spm_model"), signature_of=_bleu_signature),
-    Metric("chrf", "chrF, 0-100", _chrf, family_is("translation"), CorpusStatistics(_chrf_statistics),
-           scale=POINTS, rank=1, signature_of=_chrf_signature),
+    Metric("bleu", "BLEU, 0-100", bleu, family_is("translation"), CorpusStatistics(bleu_statistics),
+           scale=POINTS, rank=2, options=("target_language", "spm_model"), signature_of=bleu_signature),
+    Metric("chrf", "chrF, 0-100", chrf, family_is("translation"), CorpusStatistics(chrf_statistics),
+           scale=POINTS, rank=1, signature_of=chrf_signature),
     # a format property, not a score: never the headline, and reported in its own table rather than tested
     Metric(PARSE_FAILURE_RATE, "parse-failure rate, %", _parse_failure_rate, generated, ItemMean(_failed),
            higher_is_better=False, headline=False, compared=False, interval=EXACT),
     Metric(PARSED_ACCURACY, "accuracy over parsed items only, %", _acc_parsed, generated,
            ItemMean(_parsed_correct, outcome=True), headline=False, chance=True, reported=False,
            interval=EXACT),
-)}
+)))
 
 
 # -- an lm-eval generate_until task's metric, per filter pipeline ----------------------------------------
@@ -571,17 +359,13 @@ def is_metric(name: str) -> bool:
 
 def register(metric: Metric) -> Metric:
     """Add a metric defined outside the package (an extension file params.yaml lists under ``modules``)."""
-    if metric.name in METRICS:
-        raise ConfigError(f"metric '{metric.name}' is already registered; rename it")
-    METRICS[metric.name] = metric
-    extensions.added(f"metric {metric.name}")
-    return metric
+    return METRICS.add(metric.name, metric)
 
 
 def get_metric(name: str) -> Metric:
     metric = find_metric(name)
     if metric is None:
-        raise KeyError(f"unknown metric '{name}' (known: {', '.join(sorted(METRICS))})")
+        raise ConfigError(METRICS.unknown(name))
     return metric
 
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..prompts.templates import Template
+from ..tasks.families import get_family
 from .parsers import Parsed, parse
-
-CHOICE_FAMILIES = ("multiple_choice", "classification")
 
 
 def shown_labels(record: dict[str, Any], template: Template) -> list[str]:
@@ -24,11 +23,15 @@ def shown_labels(record: dict[str, Any], template: Template) -> list[str]:
 def read(family: str, record: dict[str, Any], template: Template, response: Any, finish_reason: str | None
          ) -> Parsed:
     """``response`` read by the template's parser as an answer to ``record``'s item."""
-    if family in CHOICE_FAMILIES:
+    if has_choices(family):
         choices = record["choices"]
         return parse(template.parser, response, n_choices=len(choices), labels=choices,
                      language=record.get("language"), finish_reason=finish_reason,
                      choice_labels=shown_labels(record, template), options=choices)
-    if family == "math":
-        return parse(template.parser, response, language=record.get("language"), finish_reason=finish_reason)
-    return parse(template.parser, response)
+    # the language and the stop reason reach only a parser registered to read them (uses_language, reads_cut)
+    return parse(template.parser, response, language=record.get("language"), finish_reason=finish_reason)
+
+
+def has_choices(family: str) -> bool:
+    """Whether the family's items carry choices, which its parser reads the answer among."""
+    return get_family(family).choices

@@ -1,5 +1,8 @@
 """Scoring one record: how a task family's answer is read and judged (the families: ``babeleval.tasks.families``).
 
+Each family names its scorer when it is registered; ``SCORERS`` is that registry, by family name. The
+built-in families' scorers are the functions below (and ``babeleval.score.lmeval_filters.score_filtered``).
+
 A scored record (a rendered request plus the model's output) always holds ``prediction``, ``gold``, ``parsed``,
 ``parse_error`` and ``correct`` (None where the family has no per-item
 correctness, as translation):
@@ -26,8 +29,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..prompts.templates import Template
-from ..tasks.families import get_family
-from . import extraction, lmeval_filters
+from ..tasks.families import SCORERS, get_family
+from . import extraction
 from .metrics import argmax, length_normalised
 from .parsers import Parsed, get_parser
 from .parsers.structure import facts
@@ -73,17 +76,6 @@ def score_math(record: dict[str, Any], template: Template, parsed: Parsed) -> di
     gold = record["answer"]
     return {"prediction": parsed.answer, "parsed": parsed.ok, "parse_error": parsed.error, "gold": gold,
             "correct": parsed.ok and parsed.answer == gold}
-
-
-SCORERS = {
-    "multiple_choice": score_choice,
-    "classification": score_choice,
-    "extractive_qa": score_extractive_qa,
-    "translation": score_translation,
-    "math": score_math,
-    # read by the task's own filters and scored by lm-eval's exact_match, not by a babeleval parser
-    "lmeval_generate": lmeval_filters.score_filtered,
-}
 
 
 def score_record(family: str, record: dict[str, Any], template: Template,

@@ -20,6 +20,7 @@ from types import ModuleType
 
 from ..core import extensions
 from ..core.errors import ConfigError
+from ..core.registry import Registry
 from .base import Task
 from .families import FAMILIES
 
@@ -30,28 +31,21 @@ def _task_classes(module: ModuleType) -> list[type[Task]]:
             if isinstance(obj, type) and issubclass(obj, Task) and obj.__module__ == module.__name__ and obj.NAME]
 
 
-TASKS: dict[str, Task] = {
-    task_class.NAME: task_class()
+TASKS: Registry[Task] = Registry("task", (
+    (task_class.NAME, task_class())
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name)
-    for task_class in _task_classes(importlib.import_module(f"{__name__}.{info.name}"))}
+    for task_class in _task_classes(importlib.import_module(f"{__name__}.{info.name}"))))
 
 
 def _register_extension(module: ModuleType) -> None:
     for task_class in _task_classes(module):
-        if task_class.NAME in TASKS:
-            raise ConfigError(f"task '{task_class.NAME}' is already registered; rename it")
         if task_class.FAMILY not in FAMILIES:
-            raise ConfigError(f"task '{task_class.NAME}' has FAMILY '{task_class.FAMILY}' "
-                              f"(known: {', '.join(FAMILIES)})")
-        TASKS[task_class.NAME] = task_class()
-        extensions.added(f"task {task_class.NAME}")
+            raise ConfigError(f"task '{task_class.NAME}': {FAMILIES.unknown(task_class.FAMILY)}")
+        TASKS.add(task_class.NAME, task_class())
 
 
 extensions.on_load(_register_extension)
 
 
 def get_task(name: str) -> Task:
-    try:
-        return TASKS[name]
-    except KeyError:
-        raise ConfigError(f"unknown task '{name}' (known: {', '.join(sorted(TASKS))})") from None
+    return TASKS[name]

@@ -120,6 +120,11 @@ class Task:
     def options(self, options: dict[str, Any] | None) -> dict[str, Any]:
         return {**self.OPTIONS, **(options or {})}
 
+    def target_language(self, language: str, options: dict[str, Any] | None = None) -> str:
+        """The language a reply to an item of grid language ``language`` is written in: the item's own, unless
+        the task asks for another (read where the family's metrics need it: ``Family.target_language``)."""
+        return language
+
     # -- what a task defines --------------------------------------------------------------------------
 
     def local_files(self, source: dict[str, Any], language: str, root: str | Path, split: str,

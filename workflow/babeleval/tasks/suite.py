@@ -240,6 +240,10 @@ class Translation(FloresTask):
         return super().files(source, language, root, part, options) + super().files(source, partner, root, part,
                                                                                      options)
 
+    def target_language(self, language, options=None):
+        """Out of the grid language into the partner (``from``), or out of the partner into it (``to``)."""
+        return language if self.DIRECTION == "to" else self.options(options)["partner"]
+
     def load(self, source, language, root=".", part=EVAL, options=None):
         partner = self.options(options)["partner"]
         if partner == language:

@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Mapping
 
-from ...core import extensions
 from ...core.gc_pause import collector_paused, imports_done
 from ...core.errors import BackendError, ConfigError
+from ...core.registry import Registry
 from ..fingerprint import ROLE, declared_settings
 from .base import Backend
 from .config import NOT_SETTINGS, APIConfig, HFConfig, ModelConfig, OpenAIConfig, VLLMConfig, rate_limit_resource
@@ -54,7 +54,7 @@ class BackendType:
         return self.api_resource is not None
 
 
-BACKENDS: dict[str, BackendType] = {}
+BACKENDS: Registry[BackendType] = Registry("backend")
 
 
 def register(name: str, config: type[ModelConfig], load: Callable[[ModelConfig, str], Backend], *, gpu: bool,
@@ -75,17 +75,12 @@ def register(name: str, config: type[ModelConfig], load: Callable[[ModelConfig, 
     if api_resource is not None and not issubclass(config, APIConfig):
         raise ConfigError(f"backend '{name}': an API backend's config derives from APIConfig (its jobs hold "
                           "'concurrency' units of its resource)")
-    BACKENDS[name] = BackendType(name, config, load, gpu, conda_env, api_resource, shared_prefix,
-                                 unsupported_modes or (lambda config: {}), constrains_answers)
-    extensions.added(f"backend {name}")
-    return BACKENDS[name]
+    return BACKENDS.add(name, BackendType(name, config, load, gpu, conda_env, api_resource, shared_prefix,
+                                          unsupported_modes or (lambda config: {}), constrains_answers))
 
 
 def get_backend(name: str) -> BackendType:
-    try:
-        return BACKENDS[name]
-    except KeyError:
-        raise ConfigError(f"unknown backend '{name}' (registered: {', '.join(BACKENDS)})") from None
+    return BACKENDS[name]
 
 
 # Keys of a model entry that the grid reads, not the backend: which tasks (and templates) the model runs.

@@ -14,7 +14,7 @@ import unicodedata
 from typing import Sequence
 
 from .. import answer_phrases
-from . import AMBIGUOUS, EMPTY, NO_ANSWER, Parsed, failure, register
+from .registry import AMBIGUOUS, EMPTY, NO_ANSWER, Parsed, failure, register
 from .reply import BOLD, MARKERS, PHRASES, answer_candidates, clean_segment, plain, strip_reasoning
 
 # Words a reply may name a label by, besides the label itself, keyed by the label as a task spells it (lower case):

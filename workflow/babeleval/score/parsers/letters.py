@@ -14,7 +14,7 @@ from typing import Sequence
 
 from ...core.choices import LETTERS, normal_label
 from .. import answer_phrases
-from . import AMBIGUOUS, EMPTY, NO_ANSWER, Parsed, failure, register
+from .registry import AMBIGUOUS, EMPTY, NO_ANSWER, Parsed, failure, register
 from .structure import split_reply
 from .reply import (BOLD, EXPLICIT, MARKER_ONLY, NEXT_LINE, PHRASE_AFTER, WHOLE, Ambiguous, Reading, Refused,
                     clean_segment, read_reply, strip_decoration)

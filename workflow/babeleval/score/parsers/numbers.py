@@ -18,7 +18,7 @@ from decimal import Decimal, InvalidOperation
 
 from ...core.numbers import canonical_number, decimal_comma
 from .. import answer_phrases
-from . import NOT_A_NUMBER, Parsed, register
+from .registry import NOT_A_NUMBER, Parsed, register
 from .reply import (BOLD, LABEL, MARKER_ONLY, NEXT_LINE, PHRASE, PHRASE_AFTER, WHOLE, Ambiguous, Reading, Refused,
                     clean_segment, read_reply, strip_decoration)
 

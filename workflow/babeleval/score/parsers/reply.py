@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Callable, Union
 
 from .. import answer_phrases
-from . import AMBIGUOUS, CUT, EMPTY, NO_ANSWER, PLACEHOLDER, UNFINISHED, Parsed, failure
+from .registry import AMBIGUOUS, CUT, EMPTY, NO_ANSWER, PLACEHOLDER, UNFINISHED, Parsed, failure
 from .structure import split_reply
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .. import answer_phrases
-from . import EMPTY, NO_ANSWER, Parsed, failure, register
+from .registry import EMPTY, NO_ANSWER, Parsed, failure, register
 from .reply import FINAL_ANSWER_TAG, MARKER, PHRASES, TAG, answer_candidates, plain, strip_decoration, strip_reasoning
 
 # A chat model's opening courtesy, or its announcement of what follows: never the span ("Sure, I can help with
