@@ -53,10 +53,10 @@ def test_a_zero_shot_template_of_a_task_with_a_train_split_reads_no_train_file()
     three_shot = SimpleNamespace(fewshot=SimpleNamespace(n=3, language=None))
     assert exemplar_source(jnli, three_shot, "jpn_Jpan") == ("fewshot", ("jpn_Jpan",))
     # provenance hashes what the record says was read: the validation split only
-    config = {"source": {"kind": "local", "path": "data/samples/jnli"}}
-    zero = dataset_provenance("jnli", config, [("jpn_Jpan", "eval")], [], root=ROOT)
+    source = {"kind": "local", "path": "data/samples/jnli"}
+    zero = dataset_provenance("jnli", source, {}, [("jpn_Jpan", "eval")], [], root=ROOT)
     assert list(zero["files_sha256"]) == ["data/samples/jnli/valid-v1.3.json"]
-    few = dataset_provenance("jnli", config, [("jpn_Jpan", "eval"), ("jpn_Jpan", "fewshot")], [], root=ROOT)
+    few = dataset_provenance("jnli", source, {}, [("jpn_Jpan", "eval"), ("jpn_Jpan", "fewshot")], [], root=ROOT)
     assert sorted(few["files_sha256"]) == ["data/samples/jnli/train-v1.3.json", "data/samples/jnli/valid-v1.3.json"]
 
 

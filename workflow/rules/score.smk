@@ -31,6 +31,10 @@ for _task in GRID.tasks.values():
                 # what ran, resolved once at validation (babeleval.grid.resolve), one record per combination in the
                 # order of the files: its metrics and what they need; written into its scores file's provenance
                 records=lambda w, task=_task.name, templates=_templates: job_records(w, task, templates),
+                # the task's source and options as validation made its entry (babeleval.grid.records.TaskEntry), for
+                # the provenance's dataset: what the data was prepared from (data.smk's params)
+                source=_task.source,
+                task_options=_task.options,
                 # each combination's extraction file, in the order of the files, or None (the inputs above)
                 extractions=lambda w, task=_task.name, templates=_templates: job_extractions(w, task, templates),
             threads: CPU_THREADS

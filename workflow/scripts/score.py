@@ -25,8 +25,11 @@ with synced_at_end():
             outcomes_out=outcomes,
             extractions=extractions,
             labels={"model": model, "task": task, "language": language, "template": template},
-            provenance=provenance.for_scores(config=snakemake.config, model=model, task=task, language=language,
-                                             template=template, generations=generations, resolved=record,
-                                             prompts=prompts),
+            # the model's entry from the run's config, as the generation job reads it (a speed-only setting changes
+            # no params); the task's source and options as validation made its entry (the rule's params)
+            provenance=provenance.for_scores(model_entry=snakemake.config["models"][model],
+                                             source=snakemake.params.source, options=snakemake.params.task_options,
+                                             model=model, task=task, language=language, template=template,
+                                             generations=generations, resolved=record, prompts=prompts),
         )
         logging.info("%s %s: %s", language, template, summary["metrics"])

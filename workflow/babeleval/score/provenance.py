@@ -25,7 +25,7 @@ import subprocess
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from ..prompts.record import PromptRecord
 from ..prompts.templates import load_template
@@ -105,24 +105,17 @@ def git_state(root: str | Path = ".") -> dict[str, Any]:
     return {"commit": commit, "dirty": dirty}
 
 
-def _official_files(task: str, task_config: dict[str, Any], language: str, part: str,
-                    root: str | Path) -> list[Path]:
-    """The official files a source reads for one language and part, as the task names them (none for the hub)."""
-    loader = get_task(task)
-    options = {k: v for k, v in task_config.items() if k in loader.OPTIONS}
-    return loader.files(task_config["source"], language, root, part=part, options=options)
-
-
-def dataset_provenance(task: str, task_config: dict[str, Any], reads: Iterable[tuple[str, str]],
-                       prepared_files: Iterable[str], root: str | Path = ".") -> dict[str, Any]:
+def dataset_provenance(task: str, source: Mapping[str, Any], options: Mapping[str, Any],
+                       reads: Iterable[tuple[str, str]], prepared_files: Iterable[str], root: str | Path = "."
+                       ) -> dict[str, Any]:
     """Where the items came from: the source as configured, and hashes of what was actually read.
 
+    ``source`` and ``options``: the task's, as validation made its entry (``babeleval.grid.records.TaskEntry``).
     ``reads``: the (language, part) pairs the combination read, ``prepared_files`` the prepared items its
     prompts were rendered from, both as its resolved record (``babeleval.prompts.record``) names them. Local sources:
     sha256 of each official file read. Hub sources: dataset id and the revision asked for (``pinned`` is
     false when none was, since a branch moves). Either way the prepared items are hashed too.
     """
-    source = task_config["source"]
     out: dict[str, Any] = {"source": source}
     if not is_local(source):
         out["revision"] = source.get("revision")
@@ -132,7 +125,7 @@ def dataset_provenance(task: str, task_config: dict[str, Any], reads: Iterable[t
     base = Path(root)
     for language, part in sorted(set(reads)):
         try:
-            official = _official_files(task, task_config, language, part, root)
+            official = get_task(task).files(dict(source), language, root, part=part, options=dict(options))
         except Exception as exc:  # provenance must not fail a scoring job: say what went wrong instead
             out.setdefault("files_error", []).append(f"{language}: {type(exc).__name__}: {exc}")
             official = []
@@ -163,18 +156,18 @@ def _first_record(path: str | Path) -> dict[str, Any]:
     return {}
 
 
-def for_scores(*, config: dict[str, Any], model: str, task: str, language: str, template: str,
-               generations: str | Path, resolved: dict[str, Any], prompts: str | Path | None = None,
-               root: str | Path = ".") -> dict[str, Any]:
+def for_scores(*, model_entry: Mapping[str, Any], source: Mapping[str, Any], options: Mapping[str, Any],
+               model: str, task: str, language: str, template: str, generations: str | Path,
+               resolved: dict[str, Any], prompts: str | Path | None = None, root: str | Path = ".") -> dict[str, Any]:
     """Everything that produced the scores of one (model, task, language, template).
 
-    ``config`` is the workflow's configuration (params.yaml as Snakemake loaded it); ``resolved`` the
-    combination's resolved record (``babeleval.grid.records.CombinationRecord.as_json``), recorded as it is;
-    ``generations`` and ``prompts`` are the files the scores were computed from.
+    ``model_entry``: the model's params.yaml entry, as the run's configuration gives it; ``source`` and
+    ``options``: the task's, as validation made its entry; ``resolved`` the combination's resolved record
+    (``babeleval.grid.records.CombinationRecord.as_json``), recorded as it is; ``generations`` and ``prompts`` are
+    the files the scores were computed from.
     """
     record = _first_record(generations)
     template_file = load_template(task, template, root)
-    task_config = config["tasks"][task]
     prompts_record = PromptRecord.from_json(resolved["prompts"])
     plan = prompts_record.fewshot
     files = {"generations_sha256": file_sha256(generations)}
@@ -183,7 +176,7 @@ def for_scores(*, config: dict[str, Any], model: str, task: str, language: str, 
     return {
         "model": {
             "name": model,
-            "spec": config["models"][model],
+            "spec": model_entry,
             # hub id + revision, or weights_sha256 of a local (or builtin) directory; as the GPU job computed it
             "fingerprint": record.get("model_fingerprint"),
         },
@@ -191,7 +184,7 @@ def for_scores(*, config: dict[str, Any], model: str, task: str, language: str, 
             "task": task,
             "language": language,
             "exemplar_languages": list(prompts_record.exemplar_languages),
-            **dataset_provenance(task, task_config, prompts_record.reads(),
+            **dataset_provenance(task, source, options, prompts_record.reads(),
                                  [prompts_record.data, *prompts_record.exemplar_files], root),
             "limit": prompts_record.limit,
         },
