@@ -16,6 +16,7 @@ from babeleval.analysis.parse_failures import extractor_table
 from babeleval.core.errors import ConfigError, TemplateError
 from babeleval.core.jsonl import read_jsonl, write_jsonl
 from babeleval.core.paths import Combo
+from babeleval.generate.job import JobFiles, answer_job
 from babeleval.prompts.templates import load_template
 from babeleval.score import extraction, job, scorers
 from conftest import ROOT, copy_workflow, snakemake
@@ -153,12 +154,13 @@ def test_job_caches_and_counts_its_calls(tmp_path, tiny_model_dir, monkeypatch):
         generations.append(str(wf / f"gen_{language}.jsonl"))
         extractions.append(str(wf / f"ext_{language}.jsonl"))
         _generations(Path(generations[-1]), language)
-    entry = {"backend": "hf", "model": str(tiny_model_dir), "dtype": "float32", "device": "cpu"}
-    args = dict(entry=entry, extractor="judge", model_path=str(tiny_model_dir), task="belebele", template="extracted",
-                family="multiple_choice", generations=generations, extractions=extractions,
-                usage=str(wf / "usage.json"), cache_path=str(wf / "cache.sqlite"),
-                decoding=extraction.settings(extraction.load_prompt(), 8))
-    assert extraction.extraction_job(**args) == {"requests": 4, "cache_hits": 0, "computed": 4}
+    requests = extraction.write_requests("belebele", "extracted", "multiple_choice", generations, wf)
+    args = dict(entry={"backend": "hf", "model": str(tiny_model_dir), "dtype": "float32", "device": "cpu"},
+                model_path=str(tiny_model_dir), settings=extraction.settings(extraction.load_prompt(), 8),
+                files=JobFiles(requests, dict(zip(requests, extractions)), str(wf / "cache.sqlite"),
+                               str(wf / "usage.json")),
+                usage_fields={"model": "judge", "extraction": True})
+    assert answer_job(**args) == {"requests": 4, "cache_hits": 0, "computed": 4}
     usage = json.loads((wf / "usage.json").read_text(encoding="utf-8"))
     assert (usage["model"], usage["computed"], usage["extraction"]) == ("judge", 4, True)
     assert usage["tokens_computed"]["completion"] > 0
@@ -169,7 +171,7 @@ def test_job_caches_and_counts_its_calls(tmp_path, tiny_model_dir, monkeypatch):
     def no_load(*_):
         raise AssertionError("the model was loaded although the cache holds every answer")
     monkeypatch.setattr("babeleval.generate.backends.load_backend", no_load)
-    assert extraction.extraction_job(**args) == {"requests": 4, "cache_hits": 4, "computed": 0}
+    assert answer_job(**args) == {"requests": 4, "cache_hits": 4, "computed": 0}
 
     summary = job.score_files(generations=generations[0], record=record_for("belebele", "eng_Latn", "extracted", wf),
                               raw_out=str(wf / "raw.jsonl"), scores_out=str(wf / "scores.json"),
@@ -219,10 +221,10 @@ def test_real_model_extracts_real_replies(tmp_path, smollm2_dir, monkeypatch):
                 "response": "Janet earns 18 dollars at the market every day."}]
     write_jsonl(wf / "gen.jsonl", records)
     entry = {"backend": "hf", "model": str(smollm2_dir), "chat": True, "dtype": "float32", "device": "cpu"}
-    counts = extraction.extraction_job(
-        entry=entry, extractor="smollm2", model_path=str(smollm2_dir), task="mgsm", template="extracted",
-        family="math", generations=[str(wf / "gen.jsonl")], extractions=[str(wf / "ext.jsonl")],
-        usage=str(wf / "usage.json"), cache_path=None, decoding=extraction.settings(extraction.load_prompt(), None))
+    requests = extraction.write_requests("mgsm", "extracted", "math", [str(wf / "gen.jsonl")], wf)
+    decoding = extraction.settings(extraction.load_prompt(), None)
+    counts = answer_job(entry=entry, model_path=str(smollm2_dir), settings=decoding,
+                        files=JobFiles(requests, {"0": str(wf / "ext.jsonl")}, None), usage_fields={})
     assert counts["computed"] == 2
     extracted = {row["id"]: row for row in read_jsonl(wf / "ext.jsonl")}
     assert extracted[1]["chat_template_sha256"]  # the extractor answered through its own chat template

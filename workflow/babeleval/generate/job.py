@@ -21,6 +21,7 @@ for API backends the server-reported usage with HTTP calls and retries.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import shutil
 import tempfile
@@ -361,16 +362,39 @@ def generation_job(*, entry: Mapping[str, Any], model_path: str, templates: Sequ
     name; ``spend_file``: its spending ledger (``paths.SPEND``), which holds an API model with a cap to it.
     """
     cpu_threads.grant(threads)
-    config = model_config(entry)
-    backend = get_backend(config.backend)
-    if granted is not None:
-        config = dataclasses.replace(config, concurrency=min(config.concurrency, granted))
-        log.info("%s: %d requests in flight at most", backend.api_resource(config), config.concurrency)
-    model_of = JobModel(config, model_path, model, spend_file, _job_loader(backend, len(templates)))
+    config = _granted(model_config(entry), granted)
+    model_of = JobModel(config, model_path, model, spend_file, _job_loader(get_backend(config.backend), len(templates)))
     for template, files in template_files(templates, languages, prompts, generations, usage, cache_path):
         if len(templates) > 1:
             log.info("template %s", template)
         log.info("done: %s", run(model_of, settings[template]["mode"], settings[template], files))
+
+
+def _granted(config: ModelConfig, granted: int | None) -> ModelConfig:
+    """An API model's config held to the units of its rate-limit resource its job was given (Snakemake caps a job's
+    resource at what --resources allows): no more requests in flight than that."""
+    if granted is None:
+        return config
+    config = dataclasses.replace(config, concurrency=min(config.concurrency, granted))
+    log.info("%s: %d requests in flight at most", get_backend(config.backend).api_resource(config), config.concurrency)
+    return config
+
+
+def answer_job(*, entry: Mapping[str, Any], model_path: str, settings: dict[str, Any], files: JobFiles,
+               usage_fields: Mapping[str, Any], granted: int | None = None, threads: int | None = None
+               ) -> dict[str, int]:
+    """Answer request files another stage wrote (an extractor model's questions about replies,
+    ``babeleval.score.extraction``, workflow/scripts/extract.py): one run, the model loaded only where the cache
+    lacks an answer, its usage file headed by ``usage_fields`` (the model asked, which the run summary counts it
+    under). ``entry``, ``granted`` and ``threads`` as in ``generation_job``."""
+    cpu_threads.grant(threads)
+    config = _granted(model_config(entry), granted)
+    counts = run(JobModel(config, model_path, loader=preflight.checked_loader(load_backend)), settings["mode"],
+                 settings, files)
+    if files.usage:
+        write_json(files.usage, {**usage_fields, **json.loads(Path(files.usage).read_text(encoding="utf-8"))})
+    log.info("done: %s", counts)
+    return counts
 
 
 def template_files(templates: Sequence[str], languages: Sequence[str], prompts: Sequence[str],

@@ -26,30 +26,22 @@ What it is asked, and what its reply may change:
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import json
-import logging
 import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import yaml
 
-from ..core import cpu_threads
 from ..core.errors import TemplateError
-from ..core.jsonl import read_jsonl, write_json, write_jsonl
+from ..core.jsonl import read_jsonl, write_jsonl
 from ..core.paths import EXTRACTION_PROMPT as PROMPT_FILE
 from ..prompts.sandbox import render
 from ..prompts.templates import Template, load_template
 from .parsers import AMBIGUOUS, KINDS, NO_ANSWER, Parsed, failure, get_parser, reason_of
 from .parsers.structure import split_reply
 from .reading import has_choices, read, shown_labels
-
-log = logging.getLogger(__name__)
 
 NONE = "NONE"  # what the extractor writes where the reply gives no answer
 # the rule parsers' failures whose reply is complete and may still hold an answer the rules did not find
@@ -200,41 +192,18 @@ def by_id(path: str | None) -> dict[Any, dict[str, Any]] | None:
     return None if path is None else {row["id"]: row for row in read_jsonl(path)}
 
 
-# -- the workflow's job: workflow/scripts/extract.py hands it Snakemake's files --------------------------------
+# -- the workflow's job (workflow/scripts/extract.py): these requests, answered by the generation stage's job ------
 
 
-def extraction_job(*, entry: Mapping[str, Any], extractor: str, model_path: str, task: str, template: str,
-                   family: str, generations: Sequence[str], extractions: Sequence[str], usage: str,
-                   cache_path: str | None, decoding: dict[str, Any], granted: int | None = None,
-                   threads: int | None = None) -> dict[str, int]:
-    """Ask the extractor about one (model, task, template)'s replies, one extraction file per generations file.
-
-    The requests go through the generation job's ``run`` (response cache, usage file, one model load, none when
-    the cache answers everything); this module imports the backends only there, so scoring stays light.
-    ``granted``: the units of its rate-limit resource an API extractor's job was given; it runs no more requests
-    at once."""
-    from ..generate import preflight
-    from ..generate.backends import load_backend, model_config
-    from ..generate.job import JobFiles, JobModel, run
-
-    cpu_threads.grant(threads)
-    config = model_config(entry)
-    if granted is not None:
-        config = dataclasses.replace(config, concurrency=min(config.concurrency, granted))
+def write_requests(task: str, template: str, family: str, generations: Sequence[str], folder: str | Path
+                   ) -> dict[str, str]:
+    """The extractor's request files for one (model, task, template), one per generations file, written under
+    ``folder``: label (the file's position) -> its path. The generation stage answers them
+    (``babeleval.generate.job.answer_job``), so scoring never imports the backends."""
     loaded = load_template(task, template)
     prompt = load_prompt()
-    scratch = Path(tempfile.mkdtemp(prefix="extraction-"))
-    try:
-        requests = {}
-        for number, path in enumerate(generations):
-            requests[str(number)] = str(scratch / f"{number}.jsonl")
-            write_jsonl(requests[str(number)], request_rows(read_jsonl(path), loaded, family, prompt))
-        counts = run(JobModel(config, model_path, loader=preflight.checked_loader(load_backend)), "generate", decoding,
-                     JobFiles(requests, {str(n): out for n, out in enumerate(extractions)}, cache_path, usage))
-        # the usage file lies under the model whose replies were read: it names the model asked, which the run
-        # summary counts it under
-        write_json(usage, {"model": extractor, "extraction": True, **json.loads(Path(usage).read_text(encoding="utf-8"))})
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    log.info("extractor %s: %s", extractor, counts)
-    return counts
+    requests = {}
+    for number, path in enumerate(generations):
+        requests[str(number)] = str(Path(folder) / f"{number}.jsonl")
+        write_jsonl(requests[str(number)], request_rows(read_jsonl(path), loaded, family, prompt))
+    return requests
