@@ -21,6 +21,7 @@ import yaml
 from babeleval.core.errors import StateError
 from babeleval.generate import cache_lock
 from babeleval.generate.cache import ResponseCache
+from babeleval.grid.run_lock import RESUME
 from babeleval.core.jsonl import read_jsonl, write_jsonl
 from conftest import copy_workflow, snakemake
 from fake_openai import FakeOpenAI
@@ -28,7 +29,7 @@ from test_cache_resume import KEY, KEY_ENV, api_model, chat_requests, run_child
 
 # the project's messages (babeleval.grid.run_lock), not Snakemake's advice to --unlock a live run's lock
 RUNNING = ["another Snakemake is running in this directory", "Wait for it to finish"]
-KILLED = ["was stopped before it finished", "that process no longer runs", "snakemake --unlock && snakemake"]
+KILLED = ["was stopped before it finished", "that process no longer runs", RESUME]
 
 
 def small_workflow(dest: Path) -> Path:
@@ -73,10 +74,11 @@ def test_second_run_refuses_while_the_first_runs_and_after_it_was_killed(tmp_pat
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
-    # a killed run leaves its lock: the next run refuses, naming the killed run and giving the resume command
+    # a killed run leaves its lock: the next run refuses, naming the killed run and giving the resume command, which
+    # resumes it (--rerun-incomplete: the kill may have come in the middle of a job, the model's build on a busy machine)
     refused(workdir, KILLED)
     snakemake(workdir, "--unlock")
-    snakemake(workdir)
+    snakemake(workdir, "--rerun-incomplete")
     assert (workdir / "results/leaderboard.csv").exists()
     assert "Nothing to be done" in snakemake(workdir, "-n").stdout
 
