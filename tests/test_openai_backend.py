@@ -10,7 +10,8 @@ from fake_openai import FakeOpenAI, echo_logprobs, reply_for
 from babeleval.generate.backends import load_backend, model_config
 from babeleval.generate.backends.base import Decoding, GenerationRequest, LoglikelihoodRequest
 from babeleval.generate.backends.config import OpenAIConfig, rate_limit_resource
-from babeleval.generate.backends.openai_api import OpenAIBackend, parse_retry_after
+from babeleval.generate.backends.http_transport import parse_retry_after
+from babeleval.generate.backends.openai_api import OpenAIBackend
 from babeleval.core.errors import BackendError, ConfigError
 
 KEY = "sk-test-DO-NOT-LEAK-0123456789abcdef"

@@ -17,7 +17,8 @@ from scripted_server import Scripted, send
 
 from babeleval.generate.backends import model_config
 from babeleval.generate.backends.base import Decoding, GenerationRequest
-from babeleval.generate.backends.openai_api import OpenAIBackend, origin
+from babeleval.generate.backends.http_transport import origin
+from babeleval.generate.backends.openai_api import OpenAIBackend
 from babeleval.core.errors import BabelevalError, BackendError
 from babeleval.core.redact import MASK
 

@@ -41,7 +41,6 @@ from ..server_change import served_by
 from ..spend import Spending, worst_prompt_tokens
 from .config import OpenAIConfig
 from .http_transport import Cancelled, HTTPClient, ItemFailed, Malformed, Retryable, server_message
-from .http_transport import origin, parse_retry_after  # noqa: F401 (the transport's, named here as before)
 
 log = logging.getLogger(__name__)
 
