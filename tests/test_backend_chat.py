@@ -60,7 +60,7 @@ def test_rendered_requests_keep_exemplars_apart_from_the_query(repo_root, templa
     source = {"kind": "local", "path": str(repo_root / "data" / "samples" / "belebele")}
     items = get_task("belebele").load(source, "jpn_Jpan")
     pool = get_task("belebele").load(source, template.fewshot.language) if template.fewshot.language else items
-    for request in build_requests(template, items, pool, seed=1234, limit=3):
+    for request in build_requests(template, items, pool, fewshot=template.fewshot, seed=1234, limit=3):
         turns = request["exemplar_turns"]
         assert len(turns) == template.fewshot.n == len(request["exemplar_ids"])
         joined = template.fewshot.separator.join([*(t["user"] + t["assistant"] for t in turns), request["query"]])

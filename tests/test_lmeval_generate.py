@@ -44,7 +44,7 @@ def ours(spec: str, folder: str, language: str) -> tuple[list[dict], object]:
     lmeval.register({name: {"lmeval": spec}})
     items = get_task(name).load(source_of(folder), language)
     template = load_template(name, spec)
-    return build_requests(template, items, items, seed=0), template
+    return build_requests(template, items, items, fewshot=template.fewshot, seed=0), template
 
 
 def lm_eval_run(spec: str, folder: str, reply=None) -> tuple[list[tuple[str, dict]], dict]:
@@ -276,7 +276,8 @@ def test_scoring_a_generated_answer_imports_neither_torch_nor_transformers():
             "lmeval.register({'afrimgsm': {'lmeval': 'afrimgsm_yor_prompt_1'}})\n"
             f"items = get_task('afrimgsm').load({source_of('afrimgsm')!r}, 'yor_Latn')\n"
             "template = load_template('afrimgsm', 'afrimgsm_yor_prompt_1')\n"
-            "records = [{**r, 'response': 'Ìdáhùn náà ni 5.'} for r in build_requests(template, items, items, seed=0)]\n"
+            "requests = build_requests(template, items, items, fewshot=template.fewshot, seed=0)\n"
+            "records = [{**r, 'response': 'Ìdáhùn náà ni 5.'} for r in requests]\n"
             "metrics = score_combination(records, template, 'lmeval_generate', {}, ("
             "'exact_match,flexible-extract', 'parse_failure_rate'))[1]\n"
             "assert metrics['exact_match,flexible-extract'] == 0.25, metrics\n"

@@ -105,7 +105,7 @@ def test_shipped_templates_still_render(repo_root):
     for name in ["paper", "instruct", "blog"]:
         template = load_template("belebele", name, repo_root)
         items = [{**ITEM, "id": f"p{i}#1", "group": f"p{i}"} for i in range(8)]
-        assert build_requests(template, items, items, seed=1)
+        assert build_requests(template, items, items, fewshot=template.fewshot, seed=1)
 
 
 # -- the render budget: every way past the size and time limits ------------------------------------------------

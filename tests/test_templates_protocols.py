@@ -123,7 +123,7 @@ def jcqa_items():
 def test_jglue_06_starts_with_its_one_literal_bos_and_keeps_the_trailing_space():
     items, pool = jcqa_items()
     template = load_template("jcommonsenseqa", "0.6", ROOT)
-    request = build_requests(template, items, pool, seed=1234, limit=1)[0]
+    request = build_requests(template, items, pool, fewshot=template.fewshot, seed=1234, limit=1)[0]
     item = next(i for i in items if i["id"] == request["id"])
     exemplars = [next(p for p in pool if p["id"] == e) for e in request["exemplar_ids"]]
 
@@ -154,7 +154,7 @@ def test_a_literal_bos_is_not_doubled_by_the_default_encoding(tmp_path):
     template = load_template("jcommonsenseqa", "plain", tmp_path)
     assert template.protocol is PROTOCOLS["babeleval"] and template.protocol.encoding is JOINT
     items, pool = jcqa_items()
-    request = build_requests(template, items, pool, seed=1234, limit=1)[0]
+    request = build_requests(template, items, pool, fewshot=template.fewshot, seed=1234, limit=1)[0]
     assert "encoding" not in request  # the default's requests keep their response-cache keys
     prompt, choice = request["prompt"], request["continuations"][0]
     for kind in ("adds-bos", "adds-nothing"):
@@ -172,7 +172,7 @@ def test_belebele_paper_is_lm_evals_text_and_tokens():
     item = {**items[0], "question": "  " + items[0]["question"] + " \n"}  # lm-eval strips the question
     pool = [{**row, "question": row["question"] + " "} for row in task.load(source, "eng_Latn")]
     template = load_template("belebele", "paper", ROOT)
-    request = build_requests(template, [item], pool, seed=0)[0]
+    request = build_requests(template, [item], pool, fewshot=template.fewshot, seed=0)[0]
     exemplars = [next(p for p in pool if p["id"] == e) for e in request["exemplar_ids"]]
 
     def text(doc):  # _default_template_yaml's doc_to_text
@@ -194,7 +194,7 @@ def test_jsquad_generation_is_capped_at_the_longest_gold_answer():
     items, pool = task.load(source, "jpn_Jpan"), task.load(source, "jpn_Jpan", part="fewshot")
     item = {**items[0], "answer": ["東京", "東京都庁", "都"]}
     template = load_template("jsquad", "0.2", ROOT)
-    [request] = build_requests(template, [item], pool, seed=0)
+    [request] = build_requests(template, [item], pool, fewshot=template.fewshot, seed=0)
     assert request["answer_length_of"] == ["東京", "東京都庁", "都"]
     for kind in KINDS:
         [limited] = encoder(kind).limited(_backend_requests("generate", SETTINGS, [(request, None)]))
