@@ -17,6 +17,7 @@ from babeleval.core.errors import ConfigError
 from babeleval.prompts.render import build_requests
 from babeleval.prompts.templates import load_template
 from babeleval.tasks import TASKS, get_task, lmeval
+from resolved_record import prompt_record_for
 
 pytest.importorskip("lm_eval")
 
@@ -76,8 +77,8 @@ def lm_eval_requests(task_name: str, overrides: dict) -> list[tuple[str, str]]:
 def babeleval_requests(name: str, spec: str, source: dict, language: str) -> list[dict]:
     lmeval.register({name: {"lmeval": spec}})
     items = get_task(name).load(source, language)
-    template = load_template(name, spec)
-    return build_requests(template, items, items, fewshot=template.fewshot, seed=0)
+    plan = prompt_record_for(name, language, spec).fewshot
+    return build_requests(load_template(name, spec), items, items, fewshot=plan, seed=0)
 
 
 @pytest.mark.parametrize("spec, folder, language", [
