@@ -92,7 +92,7 @@ def main() -> None:
         max_new = min(base.generation.max_new_tokens, args.max_new_tokens)
         for language in languages:
             items = get_task(task).load({"kind": "local", "path": SOURCES[task]}, language, ROOT)
-            requests = build_requests(slotted, items, [], seed=1)
+            requests = build_requests(slotted, items, [], fewshot=slotted.fewshot, seed=1)
             for arm, slot in (("free", False), ("constrained", True)):
                 scored, wall = run_arm(backend, base, requests, slot, max_new)
                 failed = sum(not s["parsed"] for s in scored)

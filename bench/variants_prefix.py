@@ -51,7 +51,7 @@ def requests_for(names: list[str], data: Path, languages: list[str]) -> dict[str
         rows = []
         for language in languages:
             items = task.load({"kind": "local", "path": str(data)}, language)
-            rows += build_requests(template, items, [], seed=1)
+            rows += build_requests(template, items, [], fewshot=template.fewshot, seed=1)
         out[name] = [LoglikelihoodRequest(r["prompt"], tuple(r["continuations"])) for r in rows]
     return out
 

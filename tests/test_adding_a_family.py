@@ -113,7 +113,7 @@ def test_a_family_from_a_temporary_directory_is_scored_end_to_end(tmp_path, regi
     entry = grid.tasks["echo"]
     template = entry.templates["repeat"]
     items = get_task("echo").load(dict(entry.source), "jpn_Jpan", root=tmp_path)
-    requests = build_requests(template, items, items, seed=grid.seed)
+    requests = build_requests(template, items, items, fewshot=record.prompts.fewshot, seed=grid.seed)
     assert [request["prompt"] for request in requests] == [f"Repeat this word and nothing else: {word}"
                                                            for word in WORDS["jpn_Jpan"]]
     replies = ["りんご", "<think>a river</think> 川", "   "]  # right; right once its reasoning is set aside; empty

@@ -34,7 +34,8 @@ def template(root: Path, slot: str, parser: str = "final_letter", mode: str = "g
 
 
 def test_the_request_carries_the_slot_and_the_cache_keys_on_it(tmp_path):
-    request = build_requests(template(tmp_path, "{holds: labels}"), [ITEM], [], seed=1)[0]
+    slotted = template(tmp_path, "{holds: labels}")
+    request = build_requests(slotted, [ITEM], [], fewshot=slotted.fewshot, seed=1)[0]
     assert request["answer_slot"] == {"after": "####", "choices": ["A", "B"], "number": False, "api": "json_schema"}
     assert _payload("generate", request)["answer_slot"] == request["answer_slot"]
     free = {key: value for key, value in request.items() if key != "answer_slot"}

@@ -16,6 +16,7 @@ from babeleval.core.jsonl import read_jsonl, write_jsonl
 from babeleval.prompts.render import build_requests
 from babeleval.tasks import get_task
 from babeleval.prompts.templates import load_template
+from resolved_record import prompt_record_for
 
 TEMPLATE = ("{% for m in messages %}<s>[{{ m.role }}] {{ m.content }}</s>\n{% endfor %}"
             "{% if add_generation_prompt %}[assistant]{% endif %}")
@@ -57,10 +58,11 @@ def test_exemplars_as_turns_need_the_structured_fields():
 @pytest.mark.parametrize("template_name", ["paper", "blog"])
 def test_rendered_requests_keep_exemplars_apart_from_the_query(repo_root, template_name):
     template = load_template("belebele", template_name, repo_root)
+    plan = prompt_record_for("belebele", "jpn_Jpan", template_name, repo_root).fewshot
     source = {"kind": "local", "path": str(repo_root / "data" / "samples" / "belebele")}
     items = get_task("belebele").load(source, "jpn_Jpan")
     pool = get_task("belebele").load(source, template.fewshot.language) if template.fewshot.language else items
-    for request in build_requests(template, items, pool, seed=1234, limit=3):
+    for request in build_requests(template, items, pool, fewshot=plan, seed=1234, limit=3):
         turns = request["exemplar_turns"]
         assert len(turns) == template.fewshot.n == len(request["exemplar_ids"])
         joined = template.fewshot.separator.join([*(t["user"] + t["assistant"] for t in turns), request["query"]])

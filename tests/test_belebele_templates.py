@@ -4,6 +4,7 @@ import pytest
 
 from babeleval.prompts.render import build_requests
 from babeleval.prompts.templates import load_template
+from resolved_record import prompt_record_for
 
 
 def item(n, language="eng_Latn", passage=None):
@@ -19,7 +20,8 @@ ITEMS = [item(n) for n in range(8)]
 
 def test_paper_golden(repo_root):
     template = load_template("belebele", "paper", repo_root)
-    [request] = build_requests(template, ITEMS[:1], ITEMS, seed=7)
+    plan = prompt_record_for("belebele", "eng_Latn", "paper", repo_root).fewshot
+    [request] = build_requests(template, ITEMS[:1], ITEMS, fewshot=plan, seed=7)
     shots = request["exemplar_ids"]
     assert len(shots) == 5 and ITEMS[0]["id"] not in shots
     by_id = {i["id"]: i for i in ITEMS}
@@ -36,7 +38,8 @@ def test_paper_golden(repo_root):
 
 def test_instruct_golden(repo_root):
     template = load_template("belebele", "instruct", repo_root)
-    [request] = build_requests(template, ITEMS[:1], ITEMS, seed=7)
+    plan = prompt_record_for("belebele", "eng_Latn", "instruct", repo_root).fewshot
+    [request] = build_requests(template, ITEMS[:1], ITEMS, fewshot=plan, seed=7)
     assert request["prompt"] == (
         "Given the following passage, query, and answer choices, output the letter corresponding to the correct answer.\n"
         "###\nPassage:\nPassage 0.\n###\nQuery:\nQuestion 0?\n###\nChoices:\n"
@@ -48,7 +51,8 @@ def test_instruct_golden(repo_root):
 
 def test_blog_golden_first_five_rows_are_exemplars(repo_root):
     template = load_template("belebele", "blog", repo_root)
-    requests = build_requests(template, ITEMS, ITEMS, seed=7)
+    plan = prompt_record_for("belebele", "eng_Latn", "blog", repo_root).fewshot
+    requests = build_requests(template, ITEMS, ITEMS, fewshot=plan, seed=7)
     # the Belebele tutorial blog: ds.select(range(0, 5)) are the examples, ds.select(range(5, len(ds))) the prompts
     assert [r["id"] for r in requests] == [i["id"] for i in ITEMS[5:]]
     shot = lambda i: (f"Passage {i}.\nQuestion: Question {i}?\nAnswer A: a{i}\nAnswer B: b{i}\nAnswer C: c{i}\n"
@@ -60,26 +64,29 @@ def test_blog_golden_first_five_rows_are_exemplars(repo_root):
 
 def test_exemplars_never_share_the_items_passage(repo_root):
     template = load_template("belebele", "paper", repo_root)
+    plan = prompt_record_for("belebele", "eng_Latn", "paper", repo_root).fewshot
     pool = [item(n) for n in range(6)] + [dict(item(0), id="https://example.org/p0#2")]
-    requests = build_requests(template, pool[:1], pool, seed=1)
+    requests = build_requests(template, pool[:1], pool, fewshot=plan, seed=1)
     assert all(not s.startswith("https://example.org/p0#") for s in requests[0]["exemplar_ids"])
 
 
 def test_exemplars_are_seeded_and_template_independent(repo_root):
     paper = load_template("belebele", "paper", repo_root)
-    a = build_requests(paper, ITEMS[:3], ITEMS, seed=1)
-    b = build_requests(paper, ITEMS[:3], ITEMS, seed=1)
-    c = build_requests(paper, ITEMS[:3], ITEMS, seed=2)
+    paper_plan = prompt_record_for("belebele", "eng_Latn", "paper", repo_root).fewshot
+    a = build_requests(paper, ITEMS[:3], ITEMS, fewshot=paper_plan, seed=1)
+    b = build_requests(paper, ITEMS[:3], ITEMS, fewshot=paper_plan, seed=1)
+    c = build_requests(paper, ITEMS[:3], ITEMS, fewshot=paper_plan, seed=2)
     assert [r["exemplar_ids"] for r in a] == [r["exemplar_ids"] for r in b]
     assert [r["exemplar_ids"] for r in a] != [r["exemplar_ids"] for r in c]
     # an item's exemplars do not depend on which other items are evaluated (limits, new languages)
-    alone = build_requests(paper, ITEMS[2:3], ITEMS, seed=1)
+    alone = build_requests(paper, ITEMS[2:3], ITEMS, fewshot=paper_plan, seed=1)
     assert alone[0]["exemplar_ids"] == a[2]["exemplar_ids"]
 
 
 def test_limit_applies_after_first_exemplars(repo_root):
     blog = load_template("belebele", "blog", repo_root)
-    requests = build_requests(blog, ITEMS, ITEMS, seed=1, limit=2)
+    blog_plan = prompt_record_for("belebele", "eng_Latn", "blog", repo_root).fewshot
+    requests = build_requests(blog, ITEMS, ITEMS, fewshot=blog_plan, seed=1, limit=2)
     assert [r["id"] for r in requests] == [ITEMS[5]["id"], ITEMS[6]["id"]]
 
 
@@ -90,9 +97,10 @@ def test_templates_render_the_bundled_sample(repo_root, name):
     belebele = get_task("belebele")
 
     template = load_template("belebele", name, repo_root)
+    plan = prompt_record_for("belebele", "hin_Deva", name, repo_root).fewshot
     source = {"kind": "local", "path": "data/samples/belebele"}
     items = belebele.load(source, "hin_Deva", repo_root)
     pool = belebele.load(source, template.fewshot.language, repo_root) if template.fewshot.language else items
-    requests = build_requests(template, items, pool, seed=1234)
+    requests = build_requests(template, items, pool, fewshot=plan, seed=1234)
     assert requests and all(r["prompt"] for r in requests)
     assert all(r["language"] == "hin_Deva" for r in requests)

@@ -29,23 +29,25 @@ def test_more_shots_than_the_pool_holds_stop_naming_the_template_and_the_pool(sa
     items = _items()
     with pytest.raises(DataError, match=r"prompts/toy/many\.yaml: fewshot\.n is 50, but its exemplar pool "
                                         r"\(language deu_Latn\) holds only 6 rows"):
-        build_requests(_template(50, sampler), items, items, seed=1)
+        many = _template(50, sampler)
+        build_requests(many, items, items, fewshot=many.fewshot, seed=1)
 
 
 def test_where_the_template_allows_fewer_the_reduction_is_recorded():
     items = _items()
     template = _template(50, allow_fewer=True)
-    requests = build_requests(template, items, items, seed=1)
+    requests = build_requests(template, items, items, fewshot=template.fewshot, seed=1)
     assert {len(r["exemplar_ids"]) for r in requests} == {4}  # 6 rows, less the item's own passage of 2
     assert fewshot_shown(template.fewshot, requests) == {"asked": 50, "fewest_shown": 4, "items_shown_fewer": 6}
     stratified = _template(50, "stratified", allow_fewer=True)
-    assert {len(r["exemplar_ids"]) for r in build_requests(stratified, items, items, seed=1)} == {4}
+    assert {len(r["exemplar_ids"])
+            for r in build_requests(stratified, items, items, fewshot=stratified.fewshot, seed=1)} == {4}
 
 
 def test_a_pool_large_enough_shows_every_shot_asked_for():
     items = _items()
     template = _template(3)
-    requests = build_requests(template, items, items, seed=1)
+    requests = build_requests(template, items, items, fewshot=template.fewshot, seed=1)
     assert fewshot_shown(template.fewshot, requests) == {"asked": 3, "fewest_shown": 3, "items_shown_fewer": 0}
 
 
@@ -65,7 +67,7 @@ def test_an_empty_question_or_continuation_stops_naming_the_template():
     empty = Template(task="toy", name="empty", path=Path("prompts/toy/empty.yaml"), mode="generate",
                      prompt="{{ question[:0] }} \n", target="{{ answer_letter }}", parser="final_letter")
     with pytest.raises(TemplateError, match=r"prompts/toy/empty\.yaml: 'prompt' renders to an empty text for item q0"):
-        build_requests(empty, items, items, seed=1)
+        build_requests(empty, items, items, fewshot=empty.fewshot, seed=1)
     blank = Template(task="toy", name="blank", path=Path("prompts/toy/blank.yaml"), mode="loglikelihood",
                      prompt="{{ question }}", target="{{ answer_text }}",
                      continuation="{% if index %}{{ choice }}{% endif %}")

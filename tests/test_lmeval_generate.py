@@ -16,6 +16,7 @@ from babeleval.core.errors import ConfigError
 from babeleval.prompts.render import build_requests
 from babeleval.prompts.templates import load_template
 from babeleval.tasks import get_task, lmeval
+from resolved_record import prompt_record_for
 
 pytest.importorskip("lm_eval")
 
@@ -44,7 +45,8 @@ def ours(spec: str, folder: str, language: str) -> tuple[list[dict], object]:
     lmeval.register({name: {"lmeval": spec}})
     items = get_task(name).load(source_of(folder), language)
     template = load_template(name, spec)
-    return build_requests(template, items, items, seed=0), template
+    plan = prompt_record_for(name, language, spec).fewshot
+    return build_requests(template, items, items, fewshot=plan, seed=0), template
 
 
 def lm_eval_run(spec: str, folder: str, reply=None) -> tuple[list[tuple[str, dict]], dict]:
@@ -276,7 +278,8 @@ def test_scoring_a_generated_answer_imports_neither_torch_nor_transformers():
             "lmeval.register({'afrimgsm': {'lmeval': 'afrimgsm_yor_prompt_1'}})\n"
             f"items = get_task('afrimgsm').load({source_of('afrimgsm')!r}, 'yor_Latn')\n"
             "template = load_template('afrimgsm', 'afrimgsm_yor_prompt_1')\n"
-            "records = [{**r, 'response': 'Ìdáhùn náà ni 5.'} for r in build_requests(template, items, items, seed=0)]\n"
+            "requests = build_requests(template, items, items, fewshot=template.fewshot, seed=0)\n"
+            "records = [{**r, 'response': 'Ìdáhùn náà ni 5.'} for r in requests]\n"
             "metrics = score_combination(records, template, 'lmeval_generate', {}, ("
             "'exact_match,flexible-extract', 'parse_failure_rate'))[1]\n"
             "assert metrics['exact_match,flexible-extract'] == 0.25, metrics\n"

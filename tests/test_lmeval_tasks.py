@@ -17,6 +17,7 @@ from babeleval.core.errors import ConfigError
 from babeleval.prompts.render import build_requests
 from babeleval.prompts.templates import load_template
 from babeleval.tasks import TASKS, get_task, lmeval
+from resolved_record import prompt_record_for
 
 pytest.importorskip("lm_eval")
 
@@ -76,7 +77,8 @@ def lm_eval_requests(task_name: str, overrides: dict) -> list[tuple[str, str]]:
 def babeleval_requests(name: str, spec: str, source: dict, language: str) -> list[dict]:
     lmeval.register({name: {"lmeval": spec}})
     items = get_task(name).load(source, language)
-    return build_requests(load_template(name, spec), items, items, seed=0)
+    plan = prompt_record_for(name, language, spec).fewshot
+    return build_requests(load_template(name, spec), items, items, fewshot=plan, seed=0)
 
 
 @pytest.mark.parametrize("spec, folder, language", [
@@ -113,7 +115,7 @@ def test_belebele_through_lm_eval_asks_what_the_paper_template_asks_zero_shot(be
     paper = load_template("belebele", "paper")
     paper = dataclasses.replace(paper, fewshot=dataclasses.replace(paper.fewshot, n=0))
     items = Belebele().load({"kind": "local", "path": str(SAMPLES / "belebele")}, "eng_Latn")
-    own = build_requests(paper, items, items, seed=0)
+    own = build_requests(paper, items, items, fewshot=paper.fewshot, seed=0)
     assert len(own) == len(through_lmeval) == 24
     keys = ("prompt", "continuations", "answer")  # choices: the texts in ours, the letters scored in lm-eval's
     assert [[r[k] for k in keys] for r in own] == [[r[k] for k in keys] for r in through_lmeval]

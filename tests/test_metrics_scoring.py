@@ -13,7 +13,7 @@ from babeleval.prompts.render import build_requests
 from babeleval.score.job import score_files
 from babeleval.tasks import get_task
 from babeleval.prompts.templates import load_template
-from resolved_record import record_for
+from resolved_record import prompt_record_for, record_for
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "data" / "samples"
@@ -28,7 +28,8 @@ def requests_for(task, language, template, path, limit=None, **options):
     obj = get_task(task)
     items = obj.load(source, language, options=options or None)
     pool = obj.load(source, language, part="fewshot") if obj.FEWSHOT_PART else items
-    return build_requests(load_template(task, template, ROOT), items, pool, seed=1, limit=limit,
+    return build_requests(load_template(task, template, ROOT), items, pool,
+                          fewshot=prompt_record_for(task, language, template).fewshot, seed=1, limit=limit,
                           shuffle_seed=obj.EVAL_SHUFFLE_SEED)
 
 

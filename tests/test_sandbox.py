@@ -12,6 +12,7 @@ import yaml
 from babeleval.core.errors import TemplateError
 from babeleval.prompts.render import build_requests
 from babeleval.prompts.templates import load_template
+from resolved_record import prompt_record_for
 
 SECRET_FILE_TEXT = "the-contents-of-a-private-file"
 
@@ -104,8 +105,9 @@ def test_ordinary_features_still_work(tmp_path):
 def test_shipped_templates_still_render(repo_root):
     for name in ["paper", "instruct", "blog"]:
         template = load_template("belebele", name, repo_root)
+        plan = prompt_record_for("belebele", "eng_Latn", name, repo_root).fewshot
         items = [{**ITEM, "id": f"p{i}#1", "group": f"p{i}"} for i in range(8)]
-        assert build_requests(template, items, items, seed=1)
+        assert build_requests(template, items, items, fewshot=plan, seed=1)
 
 
 # -- the render budget: every way past the size and time limits ------------------------------------------------

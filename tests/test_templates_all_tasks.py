@@ -48,11 +48,12 @@ def test_every_template_of_every_task_renders_on_the_samples():
         task = get_task(name)
         for language in spec.languages:
             items = task.load(spec.source, language, root=ROOT, options=spec.options)
-            for template in spec.templates.values():
+            for template_name, template in spec.templates.items():
                 pool_language = template.fewshot.language or language
                 pool = (task.load(spec.source, pool_language, root=ROOT, part="fewshot", options=spec.options)
                         if task.FEWSHOT_PART else task.load(spec.source, pool_language, root=ROOT, options=spec.options))
-                requests = build_requests(template, items, pool, seed=grid.seed, limit=3,
+                plan = grid.prompt_record(name, language, template_name).fewshot
+                requests = build_requests(template, items, pool, fewshot=plan, seed=grid.seed, limit=3,
                                           shuffle_seed=task.EVAL_SHUFFLE_SEED)
                 assert requests and all(r["prompt"] for r in requests)
                 count += len(requests)

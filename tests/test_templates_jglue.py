@@ -18,6 +18,7 @@ import pytest
 from babeleval.prompts.render import build_requests
 from babeleval.tasks import get_task
 from babeleval.prompts.templates import available_templates, load_template
+from resolved_record import prompt_record_for
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "data" / "samples"
@@ -164,14 +165,15 @@ def _data(task):
 @pytest.mark.parametrize("shots", [0, None])
 def test_golden_prompts(task, version, shots):
     template = load_template(task, version, ROOT)
+    plan = prompt_record_for(task, "jpn_Jpan", version).fewshot
     n = template.fewshot.n if shots is None else shots
     assert template.fewshot.n == FEWSHOT[task]
     if shots is not None:
         from dataclasses import replace
 
-        template = replace(template, fewshot=replace(template.fewshot, n=shots))
+        plan = replace(plan, n=shots)
     items, train = _data(task)
-    requests = build_requests(template, items, train, seed=1234, limit=3, shuffle_seed=42)
+    requests = build_requests(template, items, train, fewshot=plan, seed=1234, limit=3, shuffle_seed=42)
     description, sep, doc_to_text, doc_to_target = REFERENCE[task](version)
     by_id = {row["id"]: row for row in train}
     for request in requests:
@@ -188,8 +190,9 @@ def test_golden_prompts(task, version, shots):
 
 def test_jnli_exemplars_are_stratified():
     template = load_template("jnli", "0.2", ROOT)
+    plan = prompt_record_for("jnli", "jpn_Jpan", "0.2").fewshot
     items, train = _data("jnli")
-    for request in build_requests(template, items, train, seed=7, shuffle_seed=42):
+    for request in build_requests(template, items, train, fewshot=plan, seed=7, shuffle_seed=42):
         labels = sorted(next(r for r in train if r["id"] == i)["answer"] for i in request["exemplar_ids"])
         assert labels == [0, 1, 2]  # the train labels are balanced: one exemplar each
 
@@ -198,17 +201,20 @@ def test_eval_items_are_shuffled_with_seed_42_before_the_limit():
     import random
 
     template = load_template("jcommonsenseqa", "0.1", ROOT)
+    plan = prompt_record_for("jcommonsenseqa", "jpn_Jpan", "0.1").fewshot
     items, train = _data("jcommonsenseqa")
     expected = list(items)
     random.Random(42).shuffle(expected)
-    requests = build_requests(template, items, train, seed=1234, limit=3, shuffle_seed=42)
+    requests = build_requests(template, items, train, fewshot=plan, seed=1234, limit=3, shuffle_seed=42)
     assert [r["id"] for r in requests] == [i["id"] for i in expected[:3]]
 
 
 def test_exemplars_do_not_depend_on_the_template():
     items, train = _data("jcommonsenseqa")
-    a = build_requests(load_template("jcommonsenseqa", "0.1", ROOT), items, train, seed=5, shuffle_seed=42)
-    b = build_requests(load_template("jcommonsenseqa", "0.6", ROOT), items, train, seed=5, shuffle_seed=42)
+    a = build_requests(load_template("jcommonsenseqa", "0.1", ROOT), items, train,
+                       fewshot=prompt_record_for("jcommonsenseqa", "jpn_Jpan", "0.1").fewshot, seed=5, shuffle_seed=42)
+    b = build_requests(load_template("jcommonsenseqa", "0.6", ROOT), items, train,
+                       fewshot=prompt_record_for("jcommonsenseqa", "jpn_Jpan", "0.6").fewshot, seed=5, shuffle_seed=42)
     assert [r["exemplar_ids"] for r in a] == [r["exemplar_ids"] for r in b]
 
 

@@ -16,6 +16,7 @@ from babeleval.prompts.render import build_requests
 from babeleval.prompts.templates import load_template
 from babeleval.tasks import get_task
 from babeleval.tasks.suite import most_frequent_topics
+from resolved_record import prompt_record_for
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,7 +50,8 @@ def test_translation_prompt_into_bangla(tmp_path):
     source = flores(tmp_path, {"eng_Latn": [{"id": 1, "text": " The river rose overnight.\n"}],
                                "ben_Beng": [{"id": 1, "text": "নদী রাতারাতি ফুলে উঠল। "}]})
     items = get_task("translation_to").load(source, "ben_Beng", options={"partner": "eng_Latn"})
-    [request] = build_requests(load_template("translation_to", "en_zeroshot", ROOT), items, [], seed=0)
+    [request] = build_requests(load_template("translation_to", "en_zeroshot", ROOT), items, [],
+                               fewshot=prompt_record_for("translation_to", "ben_Beng", "en_zeroshot").fewshot, seed=0)
     # f"Translate the following text to the {language_name} language; use the {script} script; reply only with
     # the translation:\n\n{original_sentence}", original_sentence = flores_sentences(...)["text"][nr].strip()
     assert request["prompt"] == ("Translate the following text to the Bangla language; use the Bengali (Bangla) "
@@ -73,7 +75,9 @@ def test_topic_paragraphs_are_joined_unstripped_with_the_five_topics_in_language
     assert {tuple(item["choices"]) for item in items} == {tuple(topics)}
     first = next(item for item in items if item["id"] == "https://x.test/Travel/0")
     assert first["text"] == "Travel 0 starts here.   It ends.\n"  # " ".join of the sentences as they are
-    [request] = build_requests(load_template("topic_classification", "en_zeroshot", ROOT), [first], [], seed=0)
+    [request] = build_requests(load_template("topic_classification", "en_zeroshot", ROOT), [first], [],
+                               fewshot=prompt_record_for("topic_classification", "eng_Latn", "en_zeroshot").fewshot,
+                               seed=0)
     assert request["prompt"] == ("Classify the following text into one of these topics: travel, crime, health, "
                                  "sports, geography.\nReply with only the topic name.\n\nText:\n"
                                  "Travel 0 starts here.   It ends.\n\n")

@@ -20,6 +20,7 @@ from babeleval.prompts.protocols import JOINT, PROTOCOLS, SEPARATE
 from babeleval.prompts.render import build_requests, requests_for
 from babeleval.prompts.templates import load_template
 from babeleval.tasks import get_task
+from resolved_record import prompt_record_for
 from protocol_peers import (BOS, EOS, KINDS, char_tokenizer, ids, jp_stable_loglikelihood, jp_stable_max_new_tokens,
                             jp_stable_prompt, lm_eval_encode_pair, lm_eval_tok_encode)
 from test_templates_all_tasks import full_grid
@@ -123,7 +124,8 @@ def jcqa_items():
 def test_jglue_06_starts_with_its_one_literal_bos_and_keeps_the_trailing_space():
     items, pool = jcqa_items()
     template = load_template("jcommonsenseqa", "0.6", ROOT)
-    request = build_requests(template, items, pool, seed=1234, limit=1)[0]
+    plan = prompt_record_for("jcommonsenseqa", "jpn_Jpan", "0.6").fewshot
+    request = build_requests(template, items, pool, fewshot=plan, seed=1234, limit=1)[0]
     item = next(i for i in items if i["id"] == request["id"])
     exemplars = [next(p for p in pool if p["id"] == e) for e in request["exemplar_ids"]]
 
@@ -152,9 +154,10 @@ def test_a_literal_bos_is_not_doubled_by_the_default_encoding(tmp_path):
     (tmp_path / "prompts" / "jcommonsenseqa" / "plain.yaml").write_text(
         used.replace("protocol: jp-stable\n", ""), encoding="utf-8")
     template = load_template("jcommonsenseqa", "plain", tmp_path)
+    plan = prompt_record_for("jcommonsenseqa", "jpn_Jpan", "plain", tmp_path).fewshot
     assert template.protocol is PROTOCOLS["babeleval"] and template.protocol.encoding is JOINT
     items, pool = jcqa_items()
-    request = build_requests(template, items, pool, seed=1234, limit=1)[0]
+    request = build_requests(template, items, pool, fewshot=plan, seed=1234, limit=1)[0]
     assert "encoding" not in request  # the default's requests keep their response-cache keys
     prompt, choice = request["prompt"], request["continuations"][0]
     for kind in ("adds-bos", "adds-nothing"):
@@ -172,7 +175,8 @@ def test_belebele_paper_is_lm_evals_text_and_tokens():
     item = {**items[0], "question": "  " + items[0]["question"] + " \n"}  # lm-eval strips the question
     pool = [{**row, "question": row["question"] + " "} for row in task.load(source, "eng_Latn")]
     template = load_template("belebele", "paper", ROOT)
-    request = build_requests(template, [item], pool, seed=0)[0]
+    plan = prompt_record_for("belebele", "jpn_Jpan", "paper").fewshot
+    request = build_requests(template, [item], pool, fewshot=plan, seed=0)[0]
     exemplars = [next(p for p in pool if p["id"] == e) for e in request["exemplar_ids"]]
 
     def text(doc):  # _default_template_yaml's doc_to_text
@@ -194,7 +198,8 @@ def test_jsquad_generation_is_capped_at_the_longest_gold_answer():
     items, pool = task.load(source, "jpn_Jpan"), task.load(source, "jpn_Jpan", part="fewshot")
     item = {**items[0], "answer": ["東京", "東京都庁", "都"]}
     template = load_template("jsquad", "0.2", ROOT)
-    [request] = build_requests(template, [item], pool, seed=0)
+    plan = prompt_record_for("jsquad", "jpn_Jpan", "0.2").fewshot
+    [request] = build_requests(template, [item], pool, fewshot=plan, seed=0)
     assert request["answer_length_of"] == ["東京", "東京都庁", "都"]
     for kind in KINDS:
         [limited] = encoder(kind).limited(_backend_requests("generate", SETTINGS, [(request, None)]))

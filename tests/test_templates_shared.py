@@ -13,6 +13,7 @@ from babeleval.prompts.render import build_requests
 from babeleval.tasks import TASKS, get_task
 from babeleval.prompts.templates import available_templates, load_template
 from babeleval.prompts.variants import input_files
+from resolved_record import prompt_record_for
 
 # what a file that uses another task's template says for itself; everything else is the used template's
 OWN = {"task", "name", "path", "sha256", "uses", "description", "reference"}
@@ -52,8 +53,9 @@ def test_jaquad_renders_the_jsquad_prompts_byte_for_byte(repo_root):
     items = get_task("jsquad").load(spec, "jpn_Jpan", root=repo_root)
     pool = get_task("jsquad").load(spec, "jpn_Jpan", root=repo_root, part="fewshot")
     for version in ("0.1", "0.2", "0.3", "0.4", "0.5", "0.6"):
-        jaquad = build_requests(load_template("jaquad", version, repo_root), items, pool, seed=7, limit=3)
-        jsquad = build_requests(load_template("jsquad", version, repo_root), items, pool, seed=7, limit=3)
+        jaquad, jsquad = (build_requests(load_template(task, version, repo_root), items, pool, seed=7, limit=3,
+                                         fewshot=prompt_record_for(task, "jpn_Jpan", version, repo_root).fewshot)
+                          for task in ("jaquad", "jsquad"))
         assert [r["prompt"] for r in jaquad] == [r["prompt"] for r in jsquad] and jaquad
 
 

@@ -12,6 +12,7 @@ from babeleval.tasks.families import get_family
 from babeleval.prompts.render import build_requests
 from babeleval.tasks import get_task
 from babeleval.prompts.templates import load_template
+from resolved_record import prompt_record_for
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "data" / "samples"
@@ -20,7 +21,8 @@ SAMPLES = ROOT / "data" / "samples"
 def first_prompt(task, language, path, template="en_zeroshot", **options):
     source = {"kind": "local", "path": str(SAMPLES / path)}
     items = get_task(task).load(source, language, options=options or None)
-    return build_requests(load_template(task, template, ROOT), items, [], seed=0, limit=1)[0]
+    return build_requests(load_template(task, template, ROOT), items, [],
+                          fewshot=prompt_record_for(task, language, template).fewshot, seed=0, limit=1)[0]
 
 
 def test_mmlu_golden():
@@ -124,7 +126,8 @@ def test_belebele_prompts_unchanged_by_the_generalisation():
     """The preamble/choices machinery adds nothing to templates that do not use it."""
     source = {"kind": "local", "path": str(SAMPLES / "belebele")}
     items = get_task("belebele").load(source, "eng_Latn")
-    request = build_requests(load_template("belebele", "instruct", ROOT), items, items, seed=0, limit=1)[0]
+    request = build_requests(load_template("belebele", "instruct", ROOT), items, items,
+                             fewshot=prompt_record_for("belebele", "eng_Latn", "instruct").fewshot, seed=0, limit=1)[0]
     item = items[0]
     letters = "".join(f"({'ABCD'[i]}) {c}\n" for i, c in enumerate(item["choices"]))
     assert request["prompt"] == (

@@ -12,6 +12,7 @@ from babeleval.prompts import variants
 from babeleval.prompts.render import build_requests
 from babeleval.prompts.templates import load_template
 from babeleval.score import scorers
+from resolved_record import prompt_record_for
 
 from conftest import TINY_GRID
 
@@ -44,7 +45,8 @@ def params(repo_root):
 
 def test_base_name_renders_the_papers_zero_shot_text(repo_root):
     template = load_template("belebele", BASE, repo_root)
-    request = build_requests(template, [item("eng_Latn", 1)], [], seed=1)[0]
+    plan = prompt_record_for("belebele", "eng_Latn", BASE, repo_root).fewshot
+    request = build_requests(template, [item("eng_Latn", 1)], [], fewshot=plan, seed=1)[0]
     assert request["prompt"] == ("Passage: A small bookshop stands in front of the station. (1)\n"
                                  "Question: Where is the shop?\nA: north\nB: south\nC: station\nD: river\nAnswer:")
     assert request["continuations"] == [" A", " B", " C", " D"]
@@ -97,7 +99,8 @@ def test_order_and_shots_apply_to_any_template(repo_root):
 ])
 def test_native_enumerators_follow_the_script(repo_root, language, enumerators):
     template = load_template("belebele", f"{BASE}~enum=native~choice=paren", repo_root)
-    request = build_requests(template, [item(language, 1)], [], seed=1)[0]
+    plan = prompt_record_for("belebele", language, f"{BASE}~enum=native~choice=paren", repo_root).fewshot
+    request = build_requests(template, [item(language, 1)], [], fewshot=plan, seed=1)[0]
     assert request["continuations"] == [f" {e}" for e in enumerators]
     for enumerator, choice in zip(enumerators, request["choices"]):
         assert f"({enumerator}) {choice}" in request["prompt"]
@@ -105,17 +108,21 @@ def test_native_enumerators_follow_the_script(repo_root, language, enumerators):
 
 def test_target_language_instruction_and_labels(repo_root):
     template = load_template("belebele", f"{BASE}~enum=native~case=upper~instr=tgt", repo_root)
-    prompt = build_requests(template, [item("jpn_Jpan", 1)], [], seed=1)[0]["prompt"]
+    plan = prompt_record_for("belebele", "jpn_Jpan", f"{BASE}~enum=native~case=upper~instr=tgt", repo_root).fewshot
+    prompt = build_requests(template, [item("jpn_Jpan", 1)], [], fewshot=plan, seed=1)[0]["prompt"]
     assert prompt.startswith("文章を読んで、正しい答えを選んでください（ア/イ/ウ/エ）。\n文章: ")
     assert prompt.endswith("答え:")
     english = load_template("belebele", f"{BASE}~case=upper~instr=en", repo_root)
-    prompt = build_requests(english, [item("hin_Deva", 1)], [], seed=1)[0]["prompt"]
+    english_plan = prompt_record_for("belebele", "hin_Deva", f"{BASE}~case=upper~instr=en", repo_root).fewshot
+    prompt = build_requests(english, [item("hin_Deva", 1)], [], fewshot=english_plan, seed=1)[0]["prompt"]
     assert prompt.startswith("Read the passage and choose the correct answer (A/B/C/D).\nPASSAGE: ")
 
 
 def test_separators_spacing_and_choice_format(repo_root):
     template = load_template("belebele", f"{BASE}~enum=lower~sep=dash~choice=close~space=sp", repo_root)
-    prompt = build_requests(template, [item("eng_Latn", 1)], [], seed=1)[0]["prompt"]
+    plan = prompt_record_for("belebele", "eng_Latn", f"{BASE}~enum=lower~sep=dash~choice=close~space=sp",
+                             repo_root).fewshot
+    prompt = build_requests(template, [item("eng_Latn", 1)], [], fewshot=plan, seed=1)[0]["prompt"]
     assert prompt == ("Passage - A small bookshop stands in front of the station. (1) Question - Where is the shop? "
                       "a) north b) south c) station d) river Answer -")
 
@@ -123,7 +130,8 @@ def test_separators_spacing_and_choice_format(repo_root):
 def test_choice_order_remaps_the_gold(repo_root):
     items = [item("hin_Deva", n, answer=n % 4) for n in range(1, 9)]
     template = load_template("belebele", f"{BASE}~order=p1", repo_root)
-    requests = build_requests(template, items, [], seed=1)
+    plan = prompt_record_for("belebele", "hin_Deva", f"{BASE}~order=p1", repo_root).fewshot
+    requests = build_requests(template, items, [], fewshot=plan, seed=1)
     orders = set()
     for original, request in zip(items, requests):
         order = request["choice_order"]
@@ -131,19 +139,25 @@ def test_choice_order_remaps_the_gold(repo_root):
         assert request["choices"] == [original["choices"][i] for i in order]
         assert request["choices"][request["answer"]] == original["choices"][original["answer"]]
     assert len(orders) > 1  # a permutation per item, not one for all
-    again = build_requests(load_template("belebele", f"{BASE}~order=p1", repo_root), items[::-1], [], seed=99)
+    plan = prompt_record_for("belebele", "hin_Deva", f"{BASE}~order=p1", repo_root).fewshot
+    again = build_requests(load_template("belebele", f"{BASE}~order=p1", repo_root), items[::-1], [], fewshot=plan,
+                           seed=99)
     assert {r["id"]: r["choice_order"] for r in again} == {r["id"]: r["choice_order"] for r in requests}
-    reverse = build_requests(load_template("belebele", f"{BASE}~order=rev", repo_root), items[:1], [], seed=1)[0]
+    plan = prompt_record_for("belebele", "hin_Deva", f"{BASE}~order=rev", repo_root).fewshot
+    reverse = build_requests(load_template("belebele", f"{BASE}~order=rev", repo_root), items[:1], [], fewshot=plan,
+                             seed=1)[0]
     assert reverse["choices"] == ["river", "station", "south", "north"] and reverse["answer"] == 2
 
 
 def test_exemplars_show_their_own_remapped_gold(repo_root):
     pool = [item("eng_Latn", n, answer=0) for n in range(10, 14)]
     template = load_template("belebele", f"{BASE}~enum=num~order=rev~shots=2", repo_root)
-    request = build_requests(template, [item("jpn_Jpan", 1)], pool, seed=3)[0]
+    plan = prompt_record_for("belebele", "jpn_Jpan", f"{BASE}~enum=num~order=rev~shots=2", repo_root).fewshot
+    request = build_requests(template, [item("jpn_Jpan", 1)], pool, fewshot=plan, seed=3)[0]
     assert len(request["exemplar_ids"]) == 2
     assert request["prompt"].count("Answer: 4\n\n") == 2  # gold 0 shown last, as "4"
     orders = {tuple(build_requests(load_template("belebele", name, repo_root), [item("jpn_Jpan", 1)], pool,
+                                   fewshot=prompt_record_for("belebele", "jpn_Jpan", name, repo_root).fewshot,
                                    seed=3)[0]["exemplar_ids"]) for name in (f"{BASE}~shots=2", f"{BASE}~shots=2~shotorder=rev")}
     assert len(orders) == 2
 

@@ -109,8 +109,8 @@ def requests_for(template: Template, record: PromptRecord, rows: Callable[[str, 
     task's source in the command-line tools)."""
     items = rows(record.language, EVAL)
     pool = [row for language in record.exemplar_languages for row in rows(language, record.exemplar_part)]
-    return build_requests(template, items, pool, seed=record.seed, limit=record.limit,
-                          shuffle_seed=record.shuffle_seed, fewshot=record.fewshot)
+    return build_requests(template, items, pool, fewshot=record.fewshot, seed=record.seed, limit=record.limit,
+                          shuffle_seed=record.shuffle_seed)
 
 
 def budgeted_requests(plan: StudyPlan, template: str, requests: Mapping[str, list[dict[str, Any]]]
@@ -129,15 +129,16 @@ def build_requests(
     template: Template,
     items: Sequence[dict[str, Any]],
     pool: Sequence[dict[str, Any]],
+    *,
+    fewshot: FewShot,
     seed: int,
     limit: int | None = None,
     shuffle_seed: int | None = None,
-    fewshot: FewShot | None = None,
 ) -> list[dict[str, Any]]:
     """Requests for the items of one language.
 
-    ``fewshot``: the few-shot plan, in a job the prompt record's (``requests_for``); a template rendered on its own
-    (a benchmark, a test) shows the exemplars its file asks for.
+    ``fewshot``: the few-shot plan, the prompt record's (``requests_for``); the caller always says which, so that no
+    rendering reads the plan from the template's file behind the record's back.
 
     ``pool`` holds the rows exemplars are drawn from (the same language's items,
     or another language's where the template says so). With the ``first``
@@ -148,7 +149,6 @@ def build_requests(
     """
     if template.variant is not None:  # choices in the variant's order, gold remapped; bound to the language
         template, items, pool = bind(template, items, pool)
-    fewshot = template.fewshot if fewshot is None else fewshot
     if fewshot.n:
         check_pool(template.path, fewshot, len(pool), f"language {pool[0]['language']}" if pool else "no rows")
     fixed: list[dict[str, Any]] | None = None
