@@ -136,9 +136,17 @@ def task_formats(grid: Grid) -> dict[str, dict[str, dict[str, Any]]]:
     """task -> template -> how it asks its items (scoring mode, exemplars before each): the paired tasks' only.
     An lm-eval task's exemplars are in lm-eval's context (its ``num_fewshot``), not in the template."""
     tasks = {task for pair in grid.analysis.local_vs_translated.items() for task in pair}
-    return {task: {name: {"mode": template.mode, "shots": get_task(task).shots(grid.tasks[task].languages[0])
-                          if isinstance(get_task(task), LmevalTask) else template.fewshot.n}
+    return {task: {name: {"mode": template.mode, "shots": _shots(grid, task, name)}
                    for name, template in grid.tasks[task].templates.items()} for task in sorted(tasks)}
+
+
+def _shots(grid: Grid, task: str, template: str) -> int:
+    """The exemplars before each item of a template: its prompt record's plan (the first language's, as every
+    language's is the same), or an lm-eval task's own ``num_fewshot``."""
+    language = grid.tasks[task].languages[0]
+    if isinstance(get_task(task), LmevalTask):
+        return get_task(task).shots(language)
+    return grid.prompt_record(task, language, template).fewshot.n
 
 
 def has_variants(grid: Grid) -> bool:
