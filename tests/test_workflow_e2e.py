@@ -138,7 +138,7 @@ def test_adding_a_language_runs_only_what_it_needs(finished_run):
     assert sorted(rule for rule, wc in jobs if wc.get("template")) == sorted(
         ["render_prompts_belebele", "generate_belebele", "score_belebele"] * 3)
 
-    snakemake(finished_run)
+    snakemake(finished_run, "--", "results/leaderboard.csv")  # what the test reads; the analysis after it aside
     assert old_raw.read_bytes() == before  # earlier languages: rescored to the same bytes, nothing regenerated
     log = (finished_run / "results/logs/generate/tiny-llama/belebele/paper.log").read_text()
     assert "cache: 72 of 96 requests answered, 24 to compute" in log
