@@ -71,11 +71,11 @@ def write_params(workdir, params) -> None:
 
 @pytest.mark.workflow
 @pytest.mark.slow
-def test_a_backend_from_a_temporary_directory_runs_end_to_end(tmp_path):
+def test_a_backend_from_a_temporary_directory_runs_end_to_end(tmp_path, built_tiny_model):
     outside = tmp_path / "my_backends"
     outside.mkdir()
     (outside / "scripted.py").write_text(BACKEND_MODULE, encoding="utf-8")
-    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",))
+    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",), built=built_tiny_model)
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["modules"] = [str(outside / "scripted.py")]
     params["models"] = {"scripted": {"backend": "scripted", "model": "scripted-v1", "answer": "A", "pause": 0}}

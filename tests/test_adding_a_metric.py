@@ -73,11 +73,11 @@ def registry(monkeypatch):
 
 @pytest.mark.workflow
 @pytest.mark.slow
-def test_a_metric_from_a_temporary_directory_runs_end_to_end(tmp_path, tiny_model_dir):
+def test_a_metric_from_a_temporary_directory_runs_end_to_end(tmp_path, tiny_model_dir, built_tiny_model):
     outside = tmp_path / "my_metrics"
     outside.mkdir()
     (outside / "answered_a.py").write_text(METRIC_MODULE, encoding="utf-8")
-    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",))
+    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",), built=built_tiny_model)
     with_template_metrics(workdir, ["acc", "answered_a"])
     params = write_params(workdir, modules=[outside / "answered_a.py"])
     params["models"] = {"tiny-llama": {"backend": "hf", "model": str(tiny_model_dir), "dtype": "float32",

@@ -75,11 +75,11 @@ ROWS = {
 
 @pytest.mark.workflow
 @pytest.mark.slow
-def test_a_task_from_a_temporary_directory_runs_end_to_end(tmp_path, tiny_model_dir):
+def test_a_task_from_a_temporary_directory_runs_end_to_end(tmp_path, tiny_model_dir, built_tiny_model):
     outside = tmp_path / "my_tasks"
     outside.mkdir()
     (outside / "quiz.py").write_text(TASK_MODULE, encoding="utf-8")
-    workdir = copy_workflow(tmp_path / "wf", tasks=())
+    workdir = copy_workflow(tmp_path / "wf", tasks=(), built=built_tiny_model)
     (workdir / "prompts/quiz").mkdir()
     (workdir / "prompts/quiz/lettered.yaml").write_text(textwrap.dedent(TEMPLATE).lstrip(), encoding="utf-8")
     (workdir / "data/quiz").mkdir(parents=True)

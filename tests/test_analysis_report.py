@@ -29,8 +29,8 @@ def analysis_only(workdir: Path, *args: str):
 
 
 @pytest.fixture(scope="module")
-def analysed(tmp_path_factory) -> Path:
-    workdir = copy_workflow(tmp_path_factory.mktemp("analysis") / "wf")
+def analysed(tmp_path_factory, built_tiny_model) -> Path:
+    workdir = copy_workflow(tmp_path_factory.mktemp("analysis") / "wf", built=built_tiny_model)
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["models"] = {m: {"backend": "hf", "builtin": "tiny-llama", "device": "cpu"} for m in MODELS}
     params["tasks"] = {"belebele": {**params["tasks"]["belebele"], "languages": LANGUAGES, "templates": TEMPLATES}}

@@ -19,8 +19,8 @@ BUDGET = {"fraction": 0.5, "parallel": True}
 
 
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    workdir = copy_workflow(tmp_path_factory.mktemp("budget") / "wf", tasks=("belebele",))
+def finished(tmp_path_factory, built_tiny_model):
+    workdir = copy_workflow(tmp_path_factory.mktemp("budget") / "wf", tasks=("belebele",), built=built_tiny_model)
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["tasks"]["belebele"].update(languages=LANGUAGES, limit=ITEMS, templates=["paper"], variants={
         "formatspread": {"sample": "all", "axes": {"enum": ["upper", "num", "lower"], "sep": ["colon", "dash"]},

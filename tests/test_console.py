@@ -24,8 +24,8 @@ PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] (start|done) (\S+)(?: (\S+))?$", re.M)
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory) -> Path:
-    workdir = copy_workflow(tmp_path_factory.mktemp("console") / "wf", tasks=("belebele",))
+def workdir(tmp_path_factory, built_tiny_model) -> Path:
+    workdir = copy_workflow(tmp_path_factory.mktemp("console") / "wf", tasks=("belebele",), built=built_tiny_model)
     shutil.copytree(ROOT / "profiles", workdir / "profiles")
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["tasks"]["belebele"].update(languages=["eng_Latn", "jpn_Jpan"], templates=["paper"], limit=4)

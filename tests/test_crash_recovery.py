@@ -305,20 +305,19 @@ POINTS = ["mid-generation", "generation-written", *[f"generation-line-{k}" for k
 TASK_JOB_POINTS = ["mid-generation", "generation-written"]
 CASES = [("template", name) for name in POINTS] + [("task", name) for name in TASK_JOB_POINTS]
 IDS = [f"{job}-{name}" for job, name in CASES]
-# pytest-xdist (make test, --dist loadscope) gives each class to one worker: the cases are two classes of about
-# equal work, each with its own snapshot runs (one for each kind of generation job its cases need).
-HALF = 7  # the early points resume the most work: the first class takes 7, the second 10 and two runs
 
 
-def killed_runs(tmp_path_factory, cases) -> dict[tuple[str, str], tuple[Path, dict]]:
+@pytest.fixture(scope="module")
+def killed_runs(tmp_path_factory) -> dict[tuple[str, str], tuple[Path, dict]]:
     """For each case, the directory a kill at its point left, and the uninterrupted run it was copied from: its
-    results, job lines and the requests it computed."""
+    results, job lines and the requests it computed. One snapshot run for each kind of generation job serves every
+    case of that kind (`make test`'s --dist loadscope keeps a file's tests on one worker)."""
     found = {}
-    for generation_job in sorted({job for job, _ in cases}):
+    for generation_job in sorted({job for job, _ in CASES}):
         base = tmp_path_factory.mktemp(f"crash-{generation_job}")
         workdir = make_workflow(base / "run", generation_job)
         total = 2 * int(re.search(r"^total\s+(\d+)$", snakemake(workdir, "-n").stdout, re.M).group(1))
-        points = {name: point for name, point in kill_points(total).items() if (generation_job, name) in cases}
+        points = {name: point for name, point in kill_points(total).items() if (generation_job, name) in CASES}
         events = run_with_snapshots(workdir, points, base / "killed")
         assert len(events) == total and events.count("finish generate_belebele") == (
             len(TEMPLATES) if generation_job == "template" else 1), events
@@ -327,28 +326,10 @@ def killed_runs(tmp_path_factory, cases) -> dict[tuple[str, str], tuple[Path, di
     return found
 
 
-@pytest.fixture(scope="class")
-def first_half(tmp_path_factory):
-    return killed_runs(tmp_path_factory, CASES[:HALF])
-
-
-@pytest.fixture(scope="class")
-def second_half(tmp_path_factory):
-    return killed_runs(tmp_path_factory, CASES[HALF:])
-
-
 @pytest.mark.workflow
-class TestFirstHalfOfTheKills:
-    @pytest.mark.parametrize("generation_job, point_name", CASES[:HALF], ids=IDS[:HALF])
-    def test_a_run_killed_here_resumes_to_the_same_bytes(self, generation_job, point_name, first_half):
-        killed_and_resumed(point_name, *first_half[generation_job, point_name])
-
-
-@pytest.mark.workflow
-class TestSecondHalfOfTheKills:
-    @pytest.mark.parametrize("generation_job, point_name", CASES[HALF:], ids=IDS[HALF:])
-    def test_a_run_killed_here_resumes_to_the_same_bytes(self, generation_job, point_name, second_half):
-        killed_and_resumed(point_name, *second_half[generation_job, point_name])
+@pytest.mark.parametrize("generation_job, point_name", CASES, ids=IDS)
+def test_a_run_killed_here_resumes_to_the_same_bytes(generation_job, point_name, killed_runs):
+    killed_and_resumed(point_name, *killed_runs[generation_job, point_name])
 
 
 def killed_and_resumed(point: str, workdir: Path, reference: dict) -> None:

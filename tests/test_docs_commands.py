@@ -92,9 +92,9 @@ def run(copy: Path, argv: list[str], timeout: int = 600) -> subprocess.Completed
 
 
 @pytest.fixture(scope="module")
-def copy(tmp_path_factory) -> Path:
+def copy(tmp_path_factory, built_tiny_model) -> Path:
     """A git + DVC repository of the workflow whose outputs the documented commands read are built."""
-    copy = copy_workflow(tmp_path_factory.mktemp("docs") / "repo")
+    copy = copy_workflow(tmp_path_factory.mktemp("docs") / "repo", built=built_tiny_model)
     # the pages name the default grid's models: its entries, run here on the tiny model's weights
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     for entry in params["models"].values():

@@ -183,10 +183,10 @@ def test_job_caches_and_counts_its_calls(tmp_path, tiny_model_dir, monkeypatch):
 
 
 @pytest.mark.workflow
-def test_workflow_plans_extraction_and_reruns_only_what_depends_on_it(tmp_path):
+def test_workflow_plans_extraction_and_reruns_only_what_depends_on_it(tmp_path, built_tiny_model):
     """A real run: the extraction job sits between generation and scoring; its usage reaches the run summary under
     the extractor's name; a changed extractor setting reruns extraction and scoring, not generation."""
-    wf = copy_workflow(tmp_path / "wf", tasks=("belebele",))
+    wf = copy_workflow(tmp_path / "wf", tasks=("belebele",), built=built_tiny_model)
     _extracted_template(wf, "judge")
     params = yaml.safe_load((wf / "params.yaml").read_text(encoding="utf-8"))
     params["models"]["judge"] = {**params["models"]["tiny-llama"], "tasks": []}  # an extractor only

@@ -33,8 +33,8 @@ GENERATED = {"afrimgsm": "exact_match,flexible-extract", "mmlu_prox": "exact_mat
 
 
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    workdir = copy_workflow(tmp_path_factory.mktemp("lmeval") / "wf")
+def finished(tmp_path_factory, built_tiny_model):
+    workdir = copy_workflow(tmp_path_factory.mktemp("lmeval") / "wf", built=built_tiny_model)
     params = yaml.safe_load((ROOT / "examples/local_vs_translated.yaml").read_text(encoding="utf-8"))
     tiny = yaml.safe_load(TINY_GRID.read_text(encoding="utf-8"))["models"]["tiny-llama"]
     params["models"] = {"tiny-llama": {**tiny, "max_new_tokens": 16}}  # the example's grid on the tiny model

@@ -23,8 +23,8 @@ MODEL = "1e3"
 
 
 @pytest.fixture(scope="module")
-def finished_run(tmp_path_factory):
-    workdir = copy_workflow(tmp_path_factory.mktemp("names") / "wf", tasks=("belebele",))
+def finished_run(tmp_path_factory, built_tiny_model):
+    workdir = copy_workflow(tmp_path_factory.mktemp("names") / "wf", tasks=("belebele",), built=built_tiny_model)
     for name, source in TEMPLATES.items():
         shutil.copy2(workdir / f"prompts/belebele/{source}.yaml", workdir / f"prompts/belebele/{name}.yaml")
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))

@@ -32,9 +32,9 @@ def git(cwd: Path, *args: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def reruns(tmp_path_factory, tiny_model_dir):
+def reruns(tmp_path_factory, tiny_model_dir, built_tiny_model):
     """A greedy grid (paper: log-likelihood; instruct: greedy generation), cache off, run twice from scratch."""
-    workdir = copy_workflow(tmp_path_factory.mktemp("rerun") / "wf", tasks=("belebele",))
+    workdir = copy_workflow(tmp_path_factory.mktemp("rerun") / "wf", tasks=("belebele",), built=built_tiny_model)
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["models"] = {"tiny-llama": {"backend": "hf", "model": str(tiny_model_dir), "dtype": "float32",
                                        "device": "cpu", "batch_size": 8}}

@@ -43,8 +43,8 @@ def written_files(workdir: Path, before: set[Path]) -> list[Path]:
 
 @pytest.mark.workflow
 @pytest.mark.slow
-def test_no_key_in_anything_a_run_writes_or_prints(tmp_path):
-    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",))
+def test_no_key_in_anything_a_run_writes_or_prints(tmp_path, built_tiny_model):
+    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",), built=built_tiny_model)
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["tasks"]["belebele"].update(languages=["eng_Latn", "jpn_Jpan"], limit=3)
     (workdir / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False), encoding="utf-8")
@@ -73,13 +73,13 @@ def test_scanner_finds_a_planted_key(tmp_path):
 
 @pytest.mark.workflow
 @pytest.mark.slow
-def test_no_key_on_disk_when_endpoints_echo_it(tmp_path):
+def test_no_key_on_disk_when_endpoints_echo_it(tmp_path, built_tiny_model):
     """Endpoints that echo the key in answers, retried error bodies, malformed replies and a 401: the run stops
     for the 401 (and says so) but nothing it wrote or printed holds a key."""
     from fake_openai import FakeOpenAI
 
     key, denied_key = SECRETS["OPENAI_API_KEY"], SECRETS["OPENROUTER_API_KEY"]
-    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",))
+    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",), built=built_tiny_model)
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["tasks"]["belebele"].update(languages=["eng_Latn", "jpn_Jpan"], templates=["instruct"], limit=3)
     before = set(p for p in workdir.rglob("*") if p.is_file())

@@ -242,11 +242,11 @@ def expected_request(params: dict, model: str) -> dict:
                                     max_cores=cores)
 
 
-def test_profile_runs_the_default_workflow_to_the_leaderboard(cluster, tmp_path):
+def test_profile_runs_the_default_workflow_to_the_leaderboard(cluster, tmp_path, built_tiny_model):
     workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",))
     # the default grid (builtin model, all languages and templates), 4 items per combination for time
     params = set_params(workdir, limit_items)
-    local = copy_workflow(tmp_path / "local", tasks=("belebele",))
+    local = copy_workflow(tmp_path / "local", tasks=("belebele",), built=built_tiny_model)
     (local / "params.yaml").write_bytes((workdir / "params.yaml").read_bytes())
 
     profile_run(cluster, workdir)
@@ -294,7 +294,7 @@ def test_profile_runs_the_default_workflow_to_the_leaderboard(cluster, tmp_path)
         assert memory_mb(job["MinMemoryNode"]) <= PARTITIONS["cpu"]["max_mem_mb"], job
 
 
-def test_gpu_jobs_run_side_by_side_as_the_partition_allows(cluster, tmp_path):
+def test_gpu_jobs_run_side_by_side_as_the_partition_allows(cluster, tmp_path, built_tiny_model):
     """Six GPU-kind generation jobs of 64 GB each (two models x three templates) on a node with four GPUs:
     the profile submits them all and SLURM runs four at once (all its GPUs). Given the node's memory as a
     global sum (`--resources mem_mb=128000`, as the profile once declared it, in the scope `global` that makes
@@ -312,7 +312,8 @@ def test_gpu_jobs_run_side_by_side_as_the_partition_allows(cluster, tmp_path):
     runs = {}
     node_memory_as_a_sum = ("--set-resource-scopes", "mem_mb=global", "--resources", "mem_mb=128000")
     for name, extra in (("profile", ()), ("node memory as a global sum", node_memory_as_a_sum)):
-        workdir = copy_workflow(tmp_path / name.replace(" ", "_"), tasks=("belebele",))
+        # both models' builtin is the tiny model, built before: what is timed is the generation jobs alone
+        workdir = copy_workflow(tmp_path / name.replace(" ", "_"), tasks=("belebele",), built=built_tiny_model)
         params = set_params(workdir, two_gpu_models)
         before = {job["JobId"] for job in cluster.jobs()}
         targets = [f"results/generations/{m}/belebele/eng_Latn/{t}.jsonl" for m in params["models"]

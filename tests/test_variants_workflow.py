@@ -11,8 +11,8 @@ from conftest import copy_workflow, snakemake
 pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 
 @pytest.fixture(scope="module")
-def finished(tmp_path_factory):
-    workdir = copy_workflow(tmp_path_factory.mktemp("variants") / "wf", tasks=("belebele",))
+def finished(tmp_path_factory, built_tiny_model):
+    workdir = copy_workflow(tmp_path_factory.mktemp("variants") / "wf", tasks=("belebele",), built=built_tiny_model)
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["tasks"]["belebele"].update(languages=["eng_Latn", "hin_Deva", "jpn_Jpan"], limit=4,
                                        templates=["formatspread", "formatspread~enum=native~order=rev"],

@@ -138,7 +138,7 @@ def test_adding_a_language_runs_only_what_it_needs(finished_run):
     assert sorted(rule for rule, wc in jobs if wc.get("template")) == sorted(
         ["render_prompts_belebele", "generate_belebele", "score_belebele"] * 3)
 
-    snakemake(finished_run)
+    snakemake(finished_run, "--", "results/leaderboard.csv")  # what the test reads; the analysis after it aside
     assert old_raw.read_bytes() == before  # earlier languages: rescored to the same bytes, nothing regenerated
     log = (finished_run / "results/logs/generate/tiny-llama/belebele/paper.log").read_text()
     assert "cache: 72 of 96 requests answered, 24 to compute" in log
@@ -146,10 +146,10 @@ def test_adding_a_language_runs_only_what_it_needs(finished_run):
     assert "fra_Latn" in {r["language"] for r in rows if r["task"] == "belebele"}
 
 
-def belebele_grid(dest, generation_job):
+def belebele_grid(dest, generation_job, built):
     from conftest import copy_workflow
 
-    workdir = copy_workflow(dest, tasks=("belebele",))
+    workdir = copy_workflow(dest, tasks=("belebele",), built=built)
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["tasks"]["belebele"].update(languages=["eng_Latn", "hin_Deva"], limit=3)
     (workdir / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
@@ -159,12 +159,16 @@ def belebele_grid(dest, generation_job):
     return workdir
 
 
-def test_one_generation_job_per_model_and_task_loads_the_model_once(tmp_path):
-    per_template = belebele_grid(tmp_path / "per_template", "template")
-    per_task = belebele_grid(tmp_path / "per_task", "task")
-    snakemake(per_template)
+# what the comparison reads: the analysis after the leaderboard is the same in both layouts
+SCORED = ("--", "results/metrics.json", "results/leaderboard.csv")
+
+
+def test_one_generation_job_per_model_and_task_loads_the_model_once(tmp_path, built_tiny_model):
+    per_template = belebele_grid(tmp_path / "per_template", "template", built_tiny_model)
+    per_task = belebele_grid(tmp_path / "per_task", "task", built_tiny_model)
+    snakemake(per_template, *SCORED)
     assert sum(rule == "generate_belebele" for rule, _ in planned_jobs(per_task)) == 1
-    snakemake(per_task)
+    snakemake(per_task, *SCORED)
     log = per_task / "results/logs/generate/tiny-llama/belebele.log"
     assert log.read_text(encoding="utf-8").count("model load 1 for 3 template(s)") == 1
     # the same files, per combination, byte for byte
@@ -180,7 +184,7 @@ def test_one_generation_job_per_model_and_task_loads_the_model_once(tmp_path):
     template.write_text(template.read_text(encoding="utf-8").replace("output the letter", "output only the letter"),
                         encoding="utf-8")
     paper = (per_task / "results/generations/tiny-llama/belebele/eng_Latn/paper.jsonl").read_bytes()
-    snakemake(per_task)
+    snakemake(per_task, *SCORED)
     answered = re.findall(r"cache: (\d+) of (\d+) requests answered", log.read_text(encoding="utf-8"))
     [blog, instruct, paper_answered] = answered
     assert blog[0] == blog[1] and instruct[0] == "0" and paper_answered[0] == paper_answered[1], answered
