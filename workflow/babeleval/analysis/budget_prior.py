@@ -7,7 +7,9 @@ normal but a grid of values whose weights are the maximum-likelihood mixture (EM
 Wolfowitz's estimate): a few catastrophic variants among many ordinary ones get a mass of their own, far from
 the others, instead of widening one normal prior until the ordinary variants are no longer shrunk, and
 variants far from the rest keep their own level instead of being pulled to the mean, where more than one of
-them is there: each variant is read against the weights without its own share (``_held_out_posterior``).
+them is there: each variant is read against the weights without its own share (``_held_out_posterior``). A
+variant whose cells are all wrong (or all right), at a level that the cells of the variants sharing it do not
+place either, is read by its own cells alone (``_by_own_cells``).
 
 A variant's score in a language is its accuracy over all of the language's items: its evaluated outcomes,
 plus the cells not evaluated, drawn from the model (their expected count and its binomial variance, at the
