@@ -22,6 +22,7 @@ from babeleval.analysis.budget_estimate import (STATISTICS, SUPPORTED_ITEMS, TAI
                                                variant_effects)
 from babeleval.analysis.budget_fit import design_matrix, fit
 from babeleval.analysis.budget_heldout import held_out
+from babeleval.analysis.budget_prior import _by_own_cells
 from babeleval.core.errors import ConfigError, DataError
 from conftest import ROOT
 
@@ -347,3 +348,41 @@ def test_a_variant_alone_at_a_perfect_score_is_read_against_the_others_not_its_o
     true = outcome_grids(full, study)["l0"].mean(axis=1)
     assert abs(scores[perfect][0] - true[perfect][0]) < 0.1, (scores[perfect], true[perfect])
     assert (scores[true < 0.05] < 0.03).all(), scores[true < 0.05]
+
+
+def test_a_variant_none_of_whose_cells_are_right_is_read_by_them_where_no_other_cells_place_its_level():
+    """Unit: a variant whose cells are all wrong (or all right) is read by its own cells (its plain mean) where
+    the variants sharing its posterior got fewer than PLACING_OUTCOMES right (or wrong): their cells bound the
+    level and do not place it. A lucky variant (all right) resting at the level of ordinary variants, whose
+    cells place it, and a variant with some right and some wrong are read by the model."""
+    posterior = np.zeros((16, 4))
+    posterior[:3, 0] = 1.0  # three catastrophic variants sharing one level
+    posterior[3:, 2] = 0.5  # twelve ordinary ones and a lucky one, over two neighbouring levels
+    posterior[3:, 3] = 0.5
+    right = np.array([0, 0, 1] + [11] * 12 + [15], dtype=float)[:, None]
+    evaluated = np.full((16, 1), 15.0)
+    found = _by_own_cells(posterior, right, evaluated)
+    assert found.tolist() == [True, True] + [False] * 14
+    # the same three with enough right among the others (6 of 45) place their level: the model reads them
+    assert not _by_own_cells(posterior, np.array([0, 0, 6] + [11] * 12 + [15], dtype=float)[:, None],
+                             evaluated).any()
+
+
+def test_the_worst_of_fifty_with_a_catastrophic_variant_lucky_once_is_its_plain_mean():
+    """Heavy tails at 5% (15 items a variant): two catastrophic variants got none of their items right and the
+    third one (bench/prompt_budget_suite.py, seed 23). The grid prior pooled the three at 1 in 45 and put the
+    worst at 1.5% where the truth is 0; the two are now read by their own cells, and the worst is 0."""
+    sim = load_sim()
+    truth = sim.Truth(variants=50, items=300, intercept=1.2, variant_sd=0.3, catastrophic=3)
+    study, full = sim.simulate(truth, np.random.default_rng(23))
+    observed = sim.designed(study, full, 0.05, seed=23)
+    grid = outcome_grids(observed, study)["l0"]
+    right = np.nansum(grid, axis=1)
+    assert sorted(right)[:4] == [0, 0, 1, 7]  # the case this test is about
+    posterior = fitted({"l0": grid}, study).posterior
+    assert np.flatnonzero(posterior.own_cells).tolist() == np.flatnonzero(right == 0).tolist()
+    scores = posterior.draw_scores(50, np.random.default_rng(0))
+    assert (scores[:, 0, right == 0] == 0).all()
+    table = estimate(observed, study, replicates=6, draws=200, seed=23).table.set_index("statistic")
+    assert table.loc["worst", "estimate"] == 0.0 and table.loc["worst", "high"] > 0
+
