@@ -160,15 +160,15 @@ def variant_posterior(grids: list[np.ndarray], items: list[Items], cells: list[I
     posterior = _held_out_posterior(by_language.sum(axis=1), weights)
     evaluated = [~np.isnan(grid) for grid in grids]
     known = np.stack([np.where(mask, grid, 0.0).sum(axis=1) for grid, mask in zip(grids, evaluated)], axis=1)
+    missing = np.stack([(~mask).sum(axis=1) for mask in evaluated], axis=1).astype(float)
+    items = np.array([grid.shape[1] for grid in grids], dtype=float)
     return VariantPosterior(
         grid=lattice, spread=chosen, deviations=chosen * nodes, weights=weights, posterior=posterior,
-        own_cells=_by_own_cells(posterior, known, np.stack([mask.sum(axis=1) for mask in evaluated], axis=1)),
+        own_cells=_by_own_cells(posterior, known, items[None, :] - missing),
         conditional=np.exp(loglik - by_language[..., None]),
         expected=np.stack([_at(table[1], lattice, points) for table in tables], axis=1),
         variance=np.stack([_at(table[2], lattice, points) for table in tables], axis=1),
-        known=known,
-        missing=np.stack([(~mask).sum(axis=1) for mask in evaluated], axis=1).astype(float),
-        items=np.array([grid.shape[1] for grid in grids], dtype=float))
+        known=known, missing=missing, items=items)
 
 
 @dataclass(frozen=True)
