@@ -48,15 +48,24 @@ def pytest_collection_modifyitems(items):
 
 def run_order(items):
     """The order `make test` (--dist loadscope --no-loadscope-reorder) hands the scopes (a file, or a class) to its
-    workers: the scopes that mostly wait first, so that the other worker's tests fill the wait, then pytest-xdist's
-    own order (the most tests first; collection order among equals). In xdist's own order the two SLURM tests,
-    about 5 min (the first test: 77 of its 169 s between a job's end and the next submission, waiting on the
-    executor's status polls), started last, beside nothing."""
+    workers, the longest first, so that no long scope starts last, beside nothing:
+    - the scopes that mostly wait (``waits``: SLURM's two tests, about 5 min, most of it the executor's status polls),
+      so that the other workers' tests fill the wait;
+    - then the scopes by their slow-tier tests (a Snakemake run or a benchmark each: seconds to minutes), the most
+      first;
+    - then the unit scopes (a few seconds each in all), the most tests first, filling the end.
+    In xdist's own order (the most tests first) the SLURM tests started last, and the workflow files with few tests
+    came after the unit files with many."""
     scope = {item: item.nodeid.rsplit("::", 1)[0] for item in items}  # xdist's loadscope unit
-    size = {}
-    for name in scope.values():
+    size: dict[str, int] = {}
+    slow: dict[str, int] = {}
+    waits: set[str] = set()
+    for item, name in scope.items():
         size[name] = size.get(name, 0) + 1
-    return lambda item: (not item.get_closest_marker("waits"), -size[scope[item]])
+        slow[name] = slow.get(name, 0) + bool(item.get_closest_marker("slow"))
+        if item.get_closest_marker("waits"):
+            waits.add(name)
+    return lambda item: (scope[item] not in waits, -slow[scope[item]], -size[scope[item]])
 
 
 @pytest.fixture(scope="session")

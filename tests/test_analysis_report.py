@@ -237,11 +237,11 @@ def test_the_first_screen_answers_per_task_before_anything_else(analysed, tmp_pa
 
 
 def test_a_significance_tables_scores_intervals_and_mde_are_shown_on_the_metrics_scale():
-    """Every column on the metric's scale (significance.SCORES) is shown as readers read it: accuracy in percent."""
+    """Every column on the metric's scale (records.SIGNIFICANCE_SCORES) is shown as readers read it: accuracy in percent."""
     import pandas as pd
 
     from babeleval.analysis.report import on_display_scale
-    from babeleval.analysis.significance import SCORES
+    from babeleval.analysis.records import SIGNIFICANCE_SCORES as SCORES
 
     row = {column: 0.061 for column in SCORES}
     shown = on_display_scale(pd.DataFrame([{"metric": "acc", **row}]), "significance_templates")

@@ -33,6 +33,12 @@ PARSE_RESULTS = ("id", "parsed", "parse_error", "response", "reasoning_chars", "
                  "answer_source", "rule_answer", "extractor_answer", "extractor_asked", "extractor")
 
 
+# The significance tables' columns on the metric's scale (babeleval.analysis.significance): computed on it, written
+# on the scale readers see (``on_reader_scale``). Here, not in significance.py, so that the report reads them back
+# without importing the tests' statistics (scipy.stats, about 0.9 s a process).
+SIGNIFICANCE_SCORES = ("score_a", "score_b", "diff", "diff_low", "diff_high", "diff_se", "adj_low", "adj_high", "mde")
+
+
 class Outcomes(Mapping):
     """Combination -> its outcome table's records (``columns`` of them, less ``without``), read when looked up.
 

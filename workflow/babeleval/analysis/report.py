@@ -21,9 +21,9 @@ from markupsafe import Markup
 from ..core.jsonl import atomic_open
 from ..core.paths import PLAN_OMITTED
 from ..score.metrics import ACCURACY, get_metric
-from . import findings, first_screen, paper_tables, planning_section, significance
+from . import findings, first_screen, paper_tables, planning_section
 from .leaderboard import for_readers, omitted_table, read_leaderboard
-from .records import off_reader_scale, read_table
+from .records import SIGNIFICANCE_SCORES, off_reader_scale, read_table
 from .settings import AnalysisSettings
 
 MAX_ROWS = 200
@@ -111,8 +111,8 @@ def corrections_html(frame: pd.DataFrame) -> Markup:
 
 
 # per table: the score columns shown on a metric's display scale, and the metric (None: the row's ``metric`` column)
-SCALED = {"significance_templates": (significance.SCORES, None),
-          "significance_models": (significance.SCORES, None),
+SCALED = {"significance_templates": (SIGNIFICANCE_SCORES, None),
+          "significance_models": (SIGNIFICANCE_SCORES, None),
           "crosslingual_gaps": (("pivot_acc", "language_acc"), ACCURACY)}
 # per table: columns holding a share of items, shown in percent
 SHARES = {"difficulty_buckets": ("share",), "difficulty_patterns": ("share",),
@@ -152,7 +152,7 @@ def _read(path: str | Path | None, key: str = "") -> pd.DataFrame:
     if key == "leaderboard":
         return read_leaderboard(path)
     frame = read_table(path)
-    return off_reader_scale(frame, significance.SCORES) if key.startswith("significance") else frame
+    return off_reader_scale(frame, SIGNIFICANCE_SCORES) if key.startswith("significance") else frame
 
 
 def overview(tables: dict[str, pd.DataFrame], settings: AnalysisSettings) -> list[str]:

@@ -51,8 +51,6 @@ COLUMNS = ["comparison", "task", "language", "fixed", "a", "b", "metric", "n_ite
            "diff_low", "diff_high", "diff_se", "test", "a_only", "b_only", "p_value", "adj_low", "adj_high", "p_holm",
            "significant", "family_size", "correction", "mde"]
 CORRECTION = "Holm-Bonferroni"
-# the columns on the metric's scale: computed on it, written on the scale readers see (``records.on_reader_scale``)
-SCORES = ("score_a", "score_b", "diff", "diff_low", "diff_high", "diff_se", "adj_low", "adj_high", "mde")
 
 
 def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int, float]:

@@ -117,14 +117,15 @@ def plan_lines(grid: Grid, items: Mapping[tuple[str, str], int], granularity: st
     return size_lines(grid, items, granularity) + (omitted_lines(grid.omitted, grid.tasks) if grid.omitted else [])
 
 
-def write_omitted(grid: Grid, path: str | Path) -> None:
-    """``results/plan/omitted.tsv``: one row per (model, task, language, template) left out, with its reason."""
+def omitted_file_rows(grid: Grid) -> list[list[str]]:
+    """The rows of ``results/plan/omitted.tsv``, one per (model, task, language, template) left out, with its
+    reason: the plan_omitted rule's params, so that a change to what is left out (or why) rewrites the file."""
+    return [list(row) for row in omitted_rows(grid.omitted, grid.tasks)]
+
+
+def write_omitted(rows: list[list[str]], path: str | Path) -> None:
+    """Write ``omitted_file_rows`` under the file's header."""
     with atomic_open(path) as handle:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
         writer.writerow(OMITTED_COLUMNS)
-        writer.writerows(omitted_rows(grid.omitted, grid.tasks))
-
-
-def omission_tuples(grid: Grid) -> list[tuple[str, str, str, str]]:
-    """(model, task, template, reason) of every pair left out: what the file is made from."""
-    return [(o.model, o.task, o.template, o.reason) for o in grid.omitted]
+        writer.writerows(rows)
