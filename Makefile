@@ -35,9 +35,9 @@ run: $(BIN)/.installed
 	$(BIN)/snakemake --cores $(CORES) --resources gpu=1 --rerun-incomplete
 
 # Two pytest workers (pytest-xdist). --dist loadscope: a file's tests run on one worker, so a module fixture (a
-# finished run, a cluster) is built once; a class is a scope of its own (test_crash_recovery.py splits its kill
-# cases into two). --no-loadscope-reorder: the scopes go out in tests/conftest.py's order (`run_order`: the SLURM
-# tests, which mostly wait, first). The 25 slowest tests are printed at the end.
+# finished run, a cluster) is built once; a class is a scope of its own. --no-loadscope-reorder: the scopes go out
+# in tests/conftest.py's order (`run_order`: the SLURM tests, which mostly wait, first, then the files with the
+# most workflow and bench tests, then the unit files). The 25 slowest tests are printed at the end.
 TEST_WORKERS ?= 2
 
 test: $(BIN)/.installed
