@@ -237,7 +237,8 @@ def test_the_first_screen_answers_per_task_before_anything_else(analysed, tmp_pa
 
 
 def test_a_significance_tables_scores_intervals_and_mde_are_shown_on_the_metrics_scale():
-    """Every column on the metric's scale (records.SIGNIFICANCE_SCORES) is shown as readers read it: accuracy in percent."""
+    """Every column on the metric's scale (records.SIGNIFICANCE_SCORES) is shown as readers read it: accuracy in
+    percent."""
     import pandas as pd
 
     from babeleval.analysis.report import on_display_scale

@@ -1,7 +1,8 @@
 import logging
 
 from babeleval.analysis import significance
-from babeleval.analysis.records import SIGNIFICANCE_SCORES, TEXT_ONLY, load_outcomes, load_scores, on_reader_scale, write_csv
+from babeleval.analysis.records import (SIGNIFICANCE_SCORES, TEXT_ONLY, load_outcomes, load_scores, on_reader_scale,
+                                       write_csv)
 from babeleval.analysis.settings import AnalysisSettings
 from babeleval.core import joblog
 
