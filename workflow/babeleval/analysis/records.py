@@ -34,8 +34,8 @@ PARSE_RESULTS = ("id", "parsed", "parse_error", "response", "reasoning_chars", "
 
 
 # The significance tables' columns on the metric's scale (babeleval.analysis.significance): computed on it, written
-# on the scale readers see (``on_reader_scale``). Here, not in significance.py, so that the report reads them back
-# without importing the tests' statistics (scipy.stats, about 0.9 s a process).
+# on the scale readers see (``on_reader_scale``). Here, not in significance.py, so that the report reads them
+# back without importing the significance tests' code (scipy.stats, about 0.9 s a process).
 SIGNIFICANCE_SCORES = ("score_a", "score_b", "diff", "diff_low", "diff_high", "diff_se", "adj_low", "adj_high", "mde")
 
 
