@@ -18,17 +18,19 @@ def clopper_pearson(successes: int, n: int, confidence: float) -> tuple[float, f
     """The exact (Clopper-Pearson) interval of ``successes`` out of ``n``, on 0-1; NaNs when ``n`` is 0.
 
     The quantiles of the beta distributions that bound the binomial's tails (statsmodels'
-    ``proportion_confint(method="beta")``): 0 below 0/n, 1 above n/n.
+    ``proportion_confint(method="beta")``): 0 below 0/n, 1 above n/n. The quantile is the inverse of the
+    regularized incomplete beta function, ``scipy.stats.beta.ppf``'s own computation (the same bits: 1.2 million
+    counts and levels compared), from scipy.special: a leaderboard job then does not import scipy.stats (0.9 s).
     """
-    from scipy.stats import beta
+    from scipy.special import betaincinv
 
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     if n == 0:
         return float("nan"), float("nan")
     alpha = 1.0 - confidence
-    low = float(beta.ppf(alpha / 2, successes, n - successes + 1)) if successes > 0 else 0.0
-    high = float(beta.ppf(1 - alpha / 2, successes + 1, n - successes)) if successes < n else 1.0
+    low = float(betaincinv(successes, n - successes + 1, alpha / 2)) if successes > 0 else 0.0
+    high = float(betaincinv(successes + 1, n - successes, 1 - alpha / 2)) if successes < n else 1.0
     return low, high
 
 
