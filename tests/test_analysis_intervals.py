@@ -22,6 +22,20 @@ def test_exact_interval_matches_statsmodels(successes, n, confidence):
     assert low <= successes / n <= high
 
 
+def test_exact_interval_is_scipy_stats_beta_quantile_to_the_bit():
+    """clopper_pearson computes the quantile with scipy.special (a job then skips importing scipy.stats): it must be
+    beta.ppf's own number, not one that rounds differently."""
+    import numpy as np
+    from scipy.stats import beta
+
+    cases = [(s, n, c) for n in range(1, 80) for s in range(n + 1) for c in (0.5, 0.9, 0.95, 0.99)]
+    s, n, c = (np.array(column, dtype=float) for column in zip(*cases))
+    low = np.where(s > 0, beta.ppf((1 - c) / 2, np.maximum(s, 1), n - s + 1), 0.0)
+    high = np.where(s < n, beta.ppf(1 - (1 - c) / 2, s + 1, np.maximum(n - s, 1)), 1.0)
+    for case, expected in zip(cases, zip(low.tolist(), high.tolist())):
+        assert clopper_pearson(*case) == expected, case
+
+
 def test_bounds_are_never_zero_width():
     low, high = clopper_pearson(0, 3, 0.95)
     assert (low, round(high, 4)) == (0.0, 0.7076)  # the bootstrap said [0, 0]
