@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT, copy_workflow, snakemake
+from conftest import ROOT, SHIPPED, copy_workflow, snakemake
 
 pytestmark = [pytest.mark.slow, pytest.mark.workflow]
 
@@ -25,7 +25,9 @@ PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] (start|done) (\S+)(?: (\S+))?$", re.M)
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory, built_tiny_model) -> Path:
-    workdir = copy_workflow(tmp_path_factory.mktemp("console") / "wf", tasks=("belebele",), built=built_tiny_model)
+    # the shipped layout: the console lines name each template's generation and scoring job
+    workdir = copy_workflow(tmp_path_factory.mktemp("console") / "wf", tasks=("belebele",), built=built_tiny_model,
+                            generation_job=SHIPPED)
     shutil.copytree(ROOT / "profiles", workdir / "profiles")
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["tasks"]["belebele"].update(languages=["eng_Latn", "jpn_Jpan"], templates=["paper"], limit=4)

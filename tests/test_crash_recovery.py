@@ -53,10 +53,7 @@ CACHE = "results/cache/tiny-llama.sqlite"
 
 def make_workflow(dest: Path, generation_job: str = "template") -> Path:
     """The grid, with one generation job per template, or one for the whole task (workflow/resources.yaml)."""
-    workdir = copy_workflow(dest, tasks=("belebele",))
-    table = workdir / "workflow/resources.yaml"
-    table.write_text(re.sub(r"(?m)^generation_job: \w+$", f"generation_job: {generation_job}",
-                            table.read_text(encoding="utf-8")), encoding="utf-8")
+    workdir = copy_workflow(dest, tasks=("belebele",), generation_job=generation_job)
     for language in LANGUAGES:
         rows = [json.loads(line) for line in
                 (workdir / "data/samples/belebele" / f"{language}.jsonl").read_text(encoding="utf-8").splitlines()]

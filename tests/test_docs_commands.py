@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import ROOT, copy_workflow
+from conftest import ROOT, SHIPPED, copy_workflow
 
 pytestmark = pytest.mark.slow
 
@@ -94,7 +94,7 @@ def run(copy: Path, argv: list[str], timeout: int = 600) -> subprocess.Completed
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory, built_tiny_model) -> Path:
     """A git + DVC repository of the workflow whose outputs the documented commands read are built."""
-    copy = copy_workflow(tmp_path_factory.mktemp("docs") / "repo", built=built_tiny_model)
+    copy = copy_workflow(tmp_path_factory.mktemp("docs") / "repo", built=built_tiny_model, generation_job=SHIPPED)
     # the pages name the default grid's models: its entries, run here on the tiny model's weights
     params = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     for entry in params["models"].values():

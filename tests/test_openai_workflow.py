@@ -7,7 +7,7 @@ import sys
 
 import pytest
 import yaml
-from conftest import copy_workflow
+from conftest import SHIPPED, copy_workflow
 from fake_openai import FakeOpenAI
 
 pytestmark = [pytest.mark.slow, pytest.mark.workflow]
@@ -24,7 +24,7 @@ def run_snakemake(workdir, *args, env=None):
 
 
 def test_api_model_runs_capped_and_leaves_no_key(tmp_path, monkeypatch):
-    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",))
+    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",), generation_job=SHIPPED)  # a log per template
     with FakeOpenAI(delay=0.05) as server:
         params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
         params["models"] = {"api-chat": {

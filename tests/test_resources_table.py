@@ -12,7 +12,7 @@ from babeleval.core.errors import ConfigError
 from babeleval.generate.backends import model_config
 from babeleval.generate.tiny_model import PARAMS_B
 from babeleval.grid import resources
-from conftest import ROOT, copy_workflow, snakemake
+from conftest import ROOT, SHIPPED, copy_workflow, snakemake
 
 TABLE = ROOT / "workflow/resources.yaml"
 WHERE = "params.yaml: models.m.resources"
@@ -159,7 +159,7 @@ def test_a_bad_value_names_its_key(tmp_path, kind, entry, message):
 def test_the_workflow_asks_for_what_the_model_needs_and_a_bad_override_stops_planning(tmp_path):
     """Snakemake's own plan: a model with two GPUs and its size, a task's runtime; a GPU override on the
     CPU-only default model stops the run while it is planned."""
-    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",))
+    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",), generation_job=SHIPPED)  # a job per template
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["models"]["big"] = {"backend": "hf", "builtin": "tiny-llama", "params_b": 70,
                                "resources": {"gpus": 2}}

@@ -37,7 +37,7 @@ import yaml
 
 from babeleval.generate.backends import model_config
 from babeleval.grid import resources
-from conftest import ROOT, copy_workflow, snakemake
+from conftest import ROOT, SHIPPED, copy_workflow, snakemake
 
 pytestmark = [pytest.mark.slow, pytest.mark.workflow, pytest.mark.waits]
 
@@ -243,10 +243,11 @@ def expected_request(params: dict, model: str) -> dict:
 
 
 def test_profile_runs_the_default_workflow_to_the_leaderboard(cluster, tmp_path, built_tiny_model):
-    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",))
+    workdir = copy_workflow(tmp_path / "wf", tasks=("belebele",), generation_job=SHIPPED)
     # the default grid (builtin model, all languages and templates), 4 items per combination for time
     params = set_params(workdir, limit_items)
-    local = copy_workflow(tmp_path / "local", tasks=("belebele",), built=built_tiny_model)
+    local = copy_workflow(tmp_path / "local", tasks=("belebele",), built=built_tiny_model,
+                          generation_job=SHIPPED)
     (local / "params.yaml").write_bytes((workdir / "params.yaml").read_bytes())
 
     profile_run(cluster, workdir)
@@ -314,7 +315,8 @@ def test_gpu_jobs_run_side_by_side_as_the_partition_allows(cluster, tmp_path, bu
     node_memory_as_a_sum = ("--set-resource-scopes", "mem_mb=global", "--resources", "mem_mb=128000")
     for name, extra in (("profile", ()), ("node memory as a global sum", node_memory_as_a_sum)):
         # both models' builtin is the tiny model, built before: what is timed is the generation jobs alone
-        workdir = copy_workflow(tmp_path / name.replace(" ", "_"), tasks=("belebele",), built=built_tiny_model)
+        workdir = copy_workflow(tmp_path / name.replace(" ", "_"), tasks=("belebele",), built=built_tiny_model,
+                                generation_job=SHIPPED)
         params = set_params(workdir, two_gpu_models)
         before = {job["JobId"] for job in cluster.jobs()}
         targets = [f"results/generations/{m}/belebele/eng_Latn/{t}.jsonl" for m in params["models"]

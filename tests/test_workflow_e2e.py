@@ -26,9 +26,10 @@ def planned_jobs(workdir):
 
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
-    from conftest import copy_workflow
+    from conftest import SHIPPED, copy_workflow
 
-    workdir = copy_workflow(tmp_path_factory.mktemp("e2e") / "wf")
+    # the shipped layout: one generation job a template, so that an edited template reruns only its own
+    workdir = copy_workflow(tmp_path_factory.mktemp("e2e") / "wf", generation_job=SHIPPED)
     snakemake(workdir)
     return workdir
 
@@ -149,13 +150,10 @@ def test_adding_a_language_runs_only_what_it_needs(finished_run):
 def belebele_grid(dest, generation_job, built):
     from conftest import copy_workflow
 
-    workdir = copy_workflow(dest, tasks=("belebele",), built=built)
+    workdir = copy_workflow(dest, tasks=("belebele",), built=built, generation_job=generation_job)
     params = yaml.safe_load((workdir / "params.yaml").read_text(encoding="utf-8"))
     params["tasks"]["belebele"].update(languages=["eng_Latn", "hin_Deva"], limit=3)
     (workdir / "params.yaml").write_text(yaml.safe_dump(params, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    table = workdir / "workflow/resources.yaml"
-    table.write_text(re.sub(r"(?m)^generation_job: \w+$", f"generation_job: {generation_job}",
-                            table.read_text(encoding="utf-8")), encoding="utf-8")
     return workdir
 
 
