@@ -31,11 +31,10 @@ TINY_MODEL = "results/models/tiny-llama"
 # What one generation job covers in a copy (workflow/resources.yaml `generation_job`): one job per (model, task),
 # so that a run loads torch, transformers and the model once a task instead of once a template. A Belebele run of
 # the tests' grid took 43 s of CPU this way against 59 s with the shipped `template` (measured side by side). Both
-# give the same files byte for byte (test_workflow_e2e.py compares them); the tests about the shipped layout (kill
-# and resume, SLURM's default run, the documented commands, an edited template rerunning only its own job) keep
-# it with ``generation_job=SHIPPED``.
+# give the same files byte for byte (test_workflow_e2e.py compares them); the tests about the shipped layout keep
+# it (tests/README.md lists them).
 TESTS_GENERATION_JOB = "task"
-SHIPPED = None
+SHIPPED = None  # copy_workflow(..., generation_job=SHIPPED): the repository's workflow/resources.yaml as it is
 
 
 TIERS = ("unit", "workflow", "bench")
