@@ -9,7 +9,7 @@ language, template and metric):
   scored (``n_min``, ``n_max``); on the metric's shown scale, named in a
   ``scale`` column (``babeleval.score.metrics``), so no column mixes a 0-1 share with a 0-100 score;
 - ``rank_stability``: for every pair of templates, the rank correlation
-  (Kendall's tau-b and Spearman's rho, scipy) of the *models* per (task,
+  (Kendall's tau-b and Spearman's rho, ``rank_correlation``) of the *models* per (task,
   language) -- does the prompt change which model looks best? -- and, so
   that a single-model grid still says something, of the *languages* per
   (model, task). With one model there are no model rankings, so no rows for them (the report says so once).
@@ -21,9 +21,9 @@ import itertools
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from ..score.metrics import get_metric
+from .rank_correlation import kendall_tau_b, spearman_rho
 
 SENSITIVITY_COLUMNS = ["model", "task", "language", "metric", "scale", "n_templates", "n_min", "n_max", "mean", "min", "max", "spread", "std",
                        "best_template", "worst_template"]
@@ -60,9 +60,7 @@ def rank_correlation(a: np.ndarray, b: np.ndarray) -> tuple[float, float, str]:
         return float("nan"), float("nan"), "needs two units to rank"
     if np.all(a == a[0]) or np.all(b == b[0]):
         return float("nan"), float("nan"), "all scores tied under one template: no ranking"
-    tau = stats.kendalltau(a, b).statistic
-    rho = stats.spearmanr(a, b).statistic
-    return float(tau), float(rho), ""
+    return kendall_tau_b(a, b), spearman_rho(a, b), ""
 
 
 def _pairs(frame: pd.DataFrame, unit: str, task: str, metric: str, ranked: str, within: str) -> list[dict]:

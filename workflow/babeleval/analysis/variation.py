@@ -40,6 +40,7 @@ from ..core.progress import Progress
 from ..score.metrics import ACCURACY, get_metric
 from ..prompts.variants import AXES, AXIS_DEFAULTS, base_name, split_name
 from ..core.paths import Combo
+from .rank_correlation import average_ranks, kendall_tau_b, spearman_rho
 from .settings import DEFAULT_SETTINGS, AnalysisSettings
 
 # the tables' column naming a variant set by its base template (its name in published tables)
@@ -255,21 +256,12 @@ def decomposition_table(matrices: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
 # -- rank stability ---------------------------------------------------------------------------------
 
 
-def _kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
-    from scipy.stats import kendalltau
-
-    tau = kendalltau(a, b).statistic
-    return float(tau) if tau == tau else math.nan
-
-
 def _kendall_w(scores: np.ndarray) -> float:
     """Kendall's W of raters (rows: variants) ranking objects (columns: models); ties get mean ranks."""
-    from scipy.stats import rankdata
-
     m, n = scores.shape
     if n < 2 or m < 2:
         return math.nan
-    ranks = np.vstack([rankdata(-row) for row in scores])
+    ranks = np.vstack([average_ranks(-row) for row in scores])
     totals = ranks.sum(axis=0)
     s = float(((totals - totals.mean()) ** 2).sum())
     ties = sum(((counts ** 3) - counts).sum() for counts in
@@ -293,7 +285,7 @@ def ranks_table(matrices: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
         else:
             scores = table.to_numpy()
             row["kendall_w"] = _kendall_w(scores)
-            taus = [_kendall_tau(scores[i], scores[j]) for i, j in itertools.combinations(range(len(scores)), 2)]
+            taus = [kendall_tau_b(scores[i], scores[j]) for i, j in itertools.combinations(range(len(scores)), 2)]
             row["mean_kendall_tau"] = float(np.nanmean(taus)) if taus and not all(t != t for t in taus) else math.nan
             winners = pd.Series(table.idxmax(axis=1)).value_counts()
             row["winners"] = "; ".join(f"{model}={count}" for model, count in winners.items())
@@ -305,30 +297,21 @@ def ranks_table(matrices: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
 # -- is sensitivity larger where the model knows the language least? -------------------------------------
 
 
-def spearman(x: np.ndarray, y: np.ndarray) -> float:
-    from scipy.stats import rankdata
-
-    rx, ry = rankdata(x), rankdata(y)
-    if rx.std() == 0 or ry.std() == 0:
-        return math.nan
-    return float(np.corrcoef(rx, ry)[0, 1])
-
-
 def permutation_test(x: np.ndarray, y: np.ndarray, permutations: int, seed: int) -> tuple[float, float, float, int]:
     """Spearman rho, two-sided and 'rho < 0' p-values, and how many permutations were used.
 
     Exact (every ordering of y) when there are no more than ``permutations`` of them; else random
     orderings, counting the observed one, so the p-value is never 0.
     """
-    rho = spearman(x, y)
+    rho = spearman_rho(x, y)
     if rho != rho:
         return rho, math.nan, math.nan, 0
     n = len(x)
     if math.factorial(n) <= permutations:
-        null = np.array([spearman(x, np.asarray(p)) for p in itertools.permutations(y)])
+        null = np.array([spearman_rho(x, np.asarray(p)) for p in itertools.permutations(y)])
         return rho, float(np.mean(np.abs(null) >= abs(rho) - 1e-12)), float(np.mean(null <= rho + 1e-12)), len(null)
     rng = np.random.default_rng(seed)
-    null = np.array([spearman(x, rng.permutation(y)) for _ in range(permutations)])
+    null = np.array([spearman_rho(x, rng.permutation(y)) for _ in range(permutations)])
     two = (1 + np.sum(np.abs(null) >= abs(rho) - 1e-12)) / (permutations + 1)
     less = (1 + np.sum(null <= rho + 1e-12)) / (permutations + 1)
     return rho, float(two), float(less), permutations
@@ -409,8 +392,8 @@ def estimate_sensitivity_table(estimates: pd.DataFrame, permutations: int = DEFA
             highs.append(math.nan)
             continue
         rng = np.random.default_rng(seed + _stable_int(f"{row.model}{row.task}{getattr(row, BASE)}draws"))
-        drawn = [spearman(rng.normal(frame["mean"].to_numpy(float)[keep], scale["mean"][keep]),
-                          rng.normal(frame["spread"].to_numpy(float)[keep], scale["spread"][keep]))
+        drawn = [spearman_rho(rng.normal(frame["mean"].to_numpy(float)[keep], scale["mean"][keep]),
+                              rng.normal(frame["spread"].to_numpy(float)[keep], scale["spread"][keep]))
                  for _ in range(draws)]
         tail = (1 - float(wide["confidence"]["spread"].iloc[0])) / 2
         low, high = np.nanquantile(drawn, [tail, 1 - tail])
