@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
-from scipy.special import expit
+from scipy.special import expit, stdtrit
 
 from babeleval.prompts.budget_design import Budget, choose_cells, choose_study, short_budget
 from babeleval.analysis.budget_estimate import (STATISTICS, SUPPORTED_ITEMS, TAILS, Study, _groups, checks, estimate,
@@ -314,6 +314,14 @@ def test_fewer_variants_than_the_prior_needs_are_estimated_by_their_plain_mean()
     rows = sim.study_rows(sim.Truth(variants=5, items=300), fraction=0.1, confidence=0.9, seed=2, replicates=6)
     assert (rows["method"] == "plain mean").all(), rows
     assert np.allclose(rows["error"], rows["plain_error"]) and (rows["high"] > rows["low"]).all()
+
+
+def test_the_t_quantiles_of_the_intervals_and_the_choice_are_scipy_stats_to_the_bit():
+    """budget_estimate takes Student's t quantile from scipy.special (not importing scipy.stats): the same floats as
+    ``stats.t.ppf`` at every level an interval may ask for and the choice's 95%, for 1 to 300 degrees of freedom."""
+    levels = np.r_[np.linspace(0.5, 0.9995, 200), 0.95]
+    for df in range(1, 301):
+        assert np.array_equal(stdtrit(df, levels), stats.t.ppf(levels, df)), df
 
 
 def test_the_model_is_chosen_only_where_it_gains_in_both_simulated_worlds():
