@@ -63,7 +63,8 @@ def test_rank_correlations_are_scipys_bit_for_bit():
         n = int(rng.integers(2, 80))
         levels = int(rng.integers(1, n + 2))  # 1: all tied; n + 1: ties rare
         a = rng.integers(0, levels, n) / 7
-        b = a + rng.normal(0, 0.1, n) if trial % 4 == 0 else rng.integers(0, levels, n) + (trial % 3 == 0) * rng.random(n)
+        b = (a + rng.normal(0, 0.1, n) if trial % 4 == 0
+             else rng.integers(0, levels, n) + (trial % 3 == 0) * rng.random(n))
         assert np.array_equal(average_ranks(a), stats.rankdata(a))
         if np.all(a == a[0]) or np.all(b == b[0]):
             assert math.isnan(kendall_tau_b(a, b)) and math.isnan(spearman_rho(a, b))
@@ -74,6 +75,10 @@ def test_rank_correlations_are_scipys_bit_for_bit():
     assert compared > 350
     assert math.isnan(kendall_tau_b(np.array([0.3]), np.array([0.4])))
     assert math.isnan(spearman_rho(np.array([0.3]), np.array([0.4])))
+    with_missing = np.array([0.1, np.nan, 0.3])
+    assert np.isnan(average_ranks(with_missing)).all() and np.isnan(stats.rankdata(with_missing)).all()
+    assert math.isnan(kendall_tau_b(with_missing, np.array([0.2, 0.1, 0.4])))
+    assert math.isnan(spearman_rho(np.array([0.2, 0.1, 0.4]), with_missing))
 
 
 def test_one_model_has_no_model_rankings_and_ranks_languages_instead():

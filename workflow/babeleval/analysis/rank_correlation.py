@@ -13,8 +13,11 @@ import numpy as np
 
 
 def average_ranks(values: np.ndarray) -> np.ndarray:
-    """Ranks from 1, ties sharing the mean of the ranks they span (``scipy.stats.rankdata``'s default)."""
+    """Ranks from 1, ties sharing the mean of the ranks they span (``scipy.stats.rankdata``'s default); all NaN where
+    a value is missing, as scipy's are."""
     values = np.asarray(values, dtype=float)
+    if np.isnan(values).any():
+        return np.full(len(values), np.nan)
     order = np.argsort(values, kind="mergesort")
     ordered = values[order]
     first = np.r_[True, ordered[1:] != ordered[:-1]]
@@ -25,14 +28,16 @@ def average_ranks(values: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def _constant(values: np.ndarray) -> bool:
-    return bool(np.all(values == values[0]))
+def _undefined(a: np.ndarray, b: np.ndarray) -> bool:
+    """No ranking to correlate: fewer than two units, a missing score (scipy's NaN too), or a constant vector."""
+    return len(a) < 2 or bool(np.isnan(a).any() or np.isnan(b).any() or np.all(a == a[0]) or np.all(b == b[0]))
 
 
 def spearman_rho(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman's rho: the correlation of the two vectors' mean ranks; NaN where either is constant (no ranking)."""
+    """Spearman's rho: the correlation of the two vectors' mean ranks; NaN where there is no ranking
+    (``_undefined``)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if len(a) < 2 or _constant(a) or _constant(b):
+    if _undefined(a, b):
         return float("nan")
     # the column layout scipy's spearmanr hands np.corrcoef, so that the sums run in its order
     return float(np.corrcoef(np.column_stack((average_ranks(a), average_ranks(b))), rowvar=False)[1, 0])
@@ -40,9 +45,9 @@ def spearman_rho(a: np.ndarray, b: np.ndarray) -> float:
 
 def kendall_tau_b(a: np.ndarray, b: np.ndarray) -> float:
     """Kendall's tau-b: (concordant - discordant pairs) / sqrt(pairs untied in a) / sqrt(pairs untied in b); NaN
-    where either vector is constant."""
+    where there is no ranking (``_undefined``)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if len(a) < 2 or _constant(a) or _constant(b):
+    if _undefined(a, b):
         return float("nan")
     upper = np.triu_indices(len(a), k=1)
     sign_a = np.sign(a[:, None] - a[None, :])[upper]
