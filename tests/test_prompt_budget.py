@@ -17,9 +17,9 @@ from scipy import stats
 from scipy.special import expit, stdtrit
 
 from babeleval.prompts.budget_design import Budget, choose_cells, choose_study, short_budget
-from babeleval.analysis.budget_estimate import (STATISTICS, SUPPORTED_ITEMS, TAILS, Study, _groups, checks, estimate,
-                                               exhaustive, fitted, fitted_items, model_is_closer, outcome_grids,
-                                               variant_effects)
+from babeleval.analysis.budget_estimate import (STATISTICS, SUPPORTED_ITEMS, TAILS, UNPUSHED, Study, _groups, checks,
+                                               estimate, exhaustive, fitted, fitted_items, is_closer, model_chosen,
+                                               outcome_grids, smooth_effects, variant_effects)
 from babeleval.analysis.budget_fit import design_matrix, fit
 from babeleval.analysis.budget_heldout import held_out
 from babeleval.analysis.budget_prior import _by_own_cells
@@ -324,20 +324,70 @@ def test_the_t_quantiles_of_the_intervals_and_the_choice_are_scipy_stats_to_the_
         assert np.array_equal(stdtrit(df, levels), stats.t.ppf(levels, df)), df
 
 
-def test_the_model_is_chosen_only_where_it_gains_in_both_simulated_worlds():
+def test_errors_are_closer_only_where_they_gain_in_both_simulated_worlds():
     """Even simulated studies draw the variants from the grid posterior, odd ones from a truth with no atoms: a gain on
-    the first alone (a truth shaped like the grid prior) does not choose the model."""
+    the first alone (a truth shaped like the grid prior) does not count."""
     plain = np.array([0.05, 0.05, 0.05, 0.05, 0.05, 0.05])
-    assert model_is_closer(np.array([0.01, 0.02, 0.01, 0.02, 0.01, 0.02]), plain)
+    assert is_closer(np.array([0.01, 0.02, 0.01, 0.02, 0.01, 0.02]), than=plain)
     worse_on_odd = np.array([0.0, 0.051, 0.0, 0.051, 0.0, 0.051])  # pooled, the paired t test passes
     gain = plain ** 2 - worse_on_odd ** 2
     assert gain.mean() > stats.t.ppf(0.95, 5) * gain.std(ddof=1) / np.sqrt(6)
-    assert not model_is_closer(worse_on_odd, plain)
+    assert not is_closer(worse_on_odd, than=plain)
     # a gain above one standard error, and in both worlds, but below the paired t test's 5% level: noise
     noisy = np.array([0.0, 0.04, 0.07, 0.0, 0.03, 0.045])
     gain = plain ** 2 - noisy ** 2
     assert gain.std(ddof=1) / np.sqrt(6) < gain.mean() < stats.t.ppf(0.95, 5) * gain.std(ddof=1) / np.sqrt(6)
-    assert gain[0::2].mean() > 0 and gain[1::2].mean() > 0 and not model_is_closer(noisy, plain)
+    assert gain[0::2].mean() > 0 and gain[1::2].mean() > 0 and not is_closer(noisy, than=plain)
+
+
+def test_the_simulations_overturn_the_plain_mean_on_the_mean_and_the_median_and_the_model_on_the_rest():
+    """Where ten simulated studies cannot tell the two apart, the mean and the median stay the plain mean's and
+    every statistic the variants' noise pushes outward in the plain mean (the other quantiles, the best, the worst,
+    the spread) stays the model's; a gain beyond the noise overturns either default."""
+    assert set(UNPUSHED) == {"mean", "q50"} and set(TAILS) < set(STATISTICS) and not set(TAILS) & set(UNPUSHED)
+    noisy = np.array([0.0, 0.04, 0.07, 0.0, 0.03, 0.045, 0.06, 0.01, 0.05, 0.02])
+    plain = np.full(10, 0.04)
+    assert not is_closer(noisy, than=plain) and not is_closer(plain, than=noisy)  # as close, within the noise
+    for statistic in STATISTICS:
+        assert model_chosen(statistic, noisy, plain) == (statistic not in UNPUSHED), statistic
+    closer = np.full(10, 0.01)
+    for statistic in STATISTICS:
+        assert model_chosen(statistic, closer, plain) and not model_chosen(statistic, plain * 3, plain), statistic
+    # the pooled test passes and both worlds gain, but the world with no atoms (the odd studies) alone does not
+    # pass its own test: enough to keep the model on a tail, not to overturn the plain mean on the median
+    mixed = np.array([0.0, 0.035, 0.0, 0.0, 0.0, 0.045, 0.0, 0.03, 0.0, 0.042])
+    gain = plain ** 2 - mixed ** 2
+    assert is_closer(mixed, than=plain) and gain[1::2].mean() > 0
+    assert gain[1::2].mean() < stats.t.ppf(0.95, 4) * gain[1::2].std(ddof=1) / np.sqrt(5)
+    assert not model_chosen("q50", mixed, plain) and not model_chosen("mean", mixed, plain)
+    assert model_chosen("q75", mixed, plain) and model_chosen("best", mixed, plain)
+
+
+def test_the_truths_with_no_atoms_are_as_spread_out_as_the_grid_posterior_says():
+    """The half of the simulated studies drawn with no atoms: each variant's shared effect is a normal draw with its
+    grid-posterior mean and variance, the same in every language. Heavy tails at 5%: the three catastrophic variants
+    stay far below, and the ordinary ones are spread as their grid posterior says, not as the first stage's normal fit
+    does: its variance, set by the three outliers, leaves each ordinary variant's effect about five times as
+    uncertain (and where the variants barely differ, it comes out at 0 and spreads none)."""
+    sim = load_sim()
+    truth = sim.Truth(variants=50, items=300, intercept=1.2, variant_sd=0.3, catastrophic=3)
+    study, full = sim.simulate(truth, np.random.default_rng(4))
+    observed = sim.designed(study, full, 0.05, seed=4)
+    model = fitted(outcome_grids(observed, study), study)
+    posterior = model.posterior
+    mean = posterior.posterior @ posterior.grid
+    variance = posterior.posterior @ posterior.grid ** 2 - mean ** 2
+    draws = np.stack([smooth_effects(model, study, np.random.default_rng(seed))[:, 0] for seed in range(400)])
+    assert np.allclose(draws.mean(axis=0), mean, atol=4 * np.sqrt(variance / 400) + 1e-9)
+    assert np.allclose(draws.var(axis=0), variance, rtol=0.25, atol=1e-6)
+    ordinary = mean > mean.min() + 3
+    assert ordinary.sum() == 47 and (draws[:, ~ordinary].max() < draws[:, ordinary].min())
+    assert np.median(model.fit.variance_of("variant")[ordinary]) > 3 * np.median(variance[ordinary])
+    # several languages: the shared draw is the same in each, the deviations differ by language
+    study3, full3 = sim.simulate(sim.Truth(variants=20, items=150, languages=3), np.random.default_rng(3))
+    model3 = fitted(outcome_grids(sim.designed(study3, full3, 0.2, seed=3), study3), study3)
+    one = smooth_effects(model3, study3, np.random.default_rng(0))
+    assert one.shape == (20, 3) and not np.allclose(one[:, 0], one[:, 1])
 
 
 def test_a_variant_alone_at_a_perfect_score_is_read_against_the_others_not_its_own_mass():
