@@ -383,11 +383,18 @@ def test_the_truths_with_no_atoms_are_as_spread_out_as_the_grid_posterior_says()
     ordinary = mean > mean.min() + 3
     assert ordinary.sum() == 47 and (draws[:, ~ordinary].max() < draws[:, ordinary].min())
     assert np.median(model.fit.variance_of("variant")[ordinary]) > 3 * np.median(variance[ordinary])
-    # several languages: the shared draw is the same in each, the deviations differ by language
+    # several languages: one shared draw a variant, the same in each language (two languages' draws covary by the
+    # shared effect's variance), and a deviation drawn in each (their difference varies by twice its spread)
     study3, full3 = sim.simulate(sim.Truth(variants=20, items=150, languages=3), np.random.default_rng(3))
     model3 = fitted(outcome_grids(sim.designed(study3, full3, 0.2, seed=3), study3), study3)
-    one = smooth_effects(model3, study3, np.random.default_rng(0))
-    assert one.shape == (20, 3) and not np.allclose(one[:, 0], one[:, 1])
+    draws3 = np.stack([smooth_effects(model3, study3, np.random.default_rng(seed)) for seed in range(400)])
+    assert draws3.shape == (400, 20, 3)
+    posterior3 = model3.posterior
+    shared = posterior3.posterior @ posterior3.grid ** 2 - (posterior3.posterior @ posterior3.grid) ** 2
+    spread = model3.fit.variance_of("variant x language").reshape(-1, 3)
+    first, second = draws3[:, :, 0] - draws3[:, :, 0].mean(axis=0), draws3[:, :, 1] - draws3[:, :, 1].mean(axis=0)
+    assert np.isclose((first * second).mean(), shared.mean(), rtol=0.2)
+    assert np.isclose((first - second).var(axis=0).mean(), (spread[:, 0] + spread[:, 1]).mean(), rtol=0.2)
 
 
 def test_a_variant_alone_at_a_perfect_score_is_read_against_the_others_not_its_own_mass():
