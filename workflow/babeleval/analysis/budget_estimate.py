@@ -308,9 +308,14 @@ def is_closer(errors: np.ndarray, than: np.ndarray) -> bool:
     A gain above one standard error only was noise one time in six (bench/RESULTS.md: 200 variants' median)."""
     gain = than ** 2 - errors ** 2
     worlds = [gain[0::2], gain[1::2]] if len(gain) >= 4 else [gain]
-    standard_error = float(gain.std(ddof=1)) / np.sqrt(len(gain))
-    return float(gain.mean()) > stdtrit(len(gain) - 1, 0.95) * standard_error and all(
-        float(world.mean()) > 0 for world in worlds)
+    return passes_paired_t(gain) and all(float(world.mean()) > 0 for world in worlds)
+
+
+def passes_paired_t(gain: np.ndarray) -> bool:
+    """Whether the mean of study-by-study gains is above zero at the one-sided 5% level of the paired t test."""
+    if len(gain) < 2:
+        return False
+    return float(gain.mean()) > stdtrit(len(gain) - 1, 0.95) * float(gain.std(ddof=1)) / np.sqrt(len(gain))
 
 
 def model_chosen(statistic: str, model: np.ndarray, plain: np.ndarray) -> bool:
@@ -340,10 +345,7 @@ def gains_with_no_atoms(model: np.ndarray, plain: np.ndarray) -> bool:
     """Whether the model's errors are smaller than the plain mean's in the simulated studies drawn with no atoms
     (``calibrated``: the odd ones) on their own: their mean gain in squared error above zero at the one-sided 5%
     level of the paired t test."""
-    gain = (plain ** 2 - model ** 2)[1::2]
-    if len(gain) < 2:
-        return False
-    return float(gain.mean()) > stdtrit(len(gain) - 1, 0.95) * float(gain.std(ddof=1)) / np.sqrt(len(gain))
+    return passes_paired_t((plain ** 2 - model ** 2)[1::2])
 
 
 def checks(errors: np.ndarray, half_width: float, items_per_variant: int, variants: int, statistic: str) -> str:
