@@ -22,7 +22,8 @@ from babeleval.analysis.budget_estimate import (STATISTICS, SUPPORTED_ITEMS, TAI
                                                outcome_grids, smooth_effects, variant_effects)
 from babeleval.analysis.budget_fit import design_matrix, fit
 from babeleval.analysis.budget_heldout import held_out
-from babeleval.analysis.budget_prior import _by_own_cells
+from babeleval.analysis.budget_prior import (GRID, NORMAL, Items, _by_own_cells, _language, _lattice, _mixed,
+                                            _normal)
 from babeleval.core.errors import ConfigError, DataError
 from conftest import ROOT
 
@@ -395,6 +396,64 @@ def test_the_truths_with_no_atoms_are_as_spread_out_as_the_grid_posterior_says()
     first, second = draws3[:, :, 0] - draws3[:, :, 0].mean(axis=0), draws3[:, :, 1] - draws3[:, :, 1].mean(axis=0)
     assert np.isclose((first * second).mean(), shared.mean(), rtol=0.2)
     assert np.isclose((first - second).var(axis=0).mean(), (spread[:, 0] + spread[:, 1]).mean(), rtol=0.2)
+
+
+HEAVY = {"variants": 50, "items": 300, "intercept": 1.2, "variant_sd": 0.3, "catastrophic": 3}
+
+
+@pytest.mark.parametrize("truth, fraction, seed, family", [
+    ({"variants": 50, "items": 300}, 0.05, 0, NORMAL), (HEAVY, 0.05, 0, GRID), (HEAVY, 0.02, 3, GRID),
+    ({"variants": 5, "items": 900}, 0.05, 0, GRID)])
+def test_the_prior_is_normal_unless_the_cells_reject_it_and_a_refit_keeps_it(truth, fraction, seed, family):
+    """50 variants at 5% (15 items each): drawn from a normal, the prior is the normal; with three catastrophic
+    variants among them, the cells reject the normal and the prior is the grid. At 2% (6 items each) the cells
+    cannot reject it (in this study the test kept the normal), and with 5 variants they cannot either: the prior
+    is the grid. A refit on like data (the simulated studies behind the intervals) keeps the family it is given."""
+    sim = load_sim()
+    study, full = sim.simulate(sim.Truth(**truth), np.random.default_rng(seed))
+    grids = outcome_grids(sim.designed(study, full, fraction, seed=seed), study)
+    model = fitted(grids, study)
+    assert model.posterior.family == family
+    assert fitted(grids, study, like=model).posterior.family == family
+
+
+def test_the_normal_priors_spread_is_integrated_over_what_the_cells_say_of_it():
+    """Unit: variants whose cells place them sharply pin the normal prior's standard deviation down (the mixture is
+    that normal); a few variants through few items leave it open, and the mixture over the standard deviations
+    their cells allow is wider than the single most likely one, whose plug-in would shrink them all the more."""
+    rng = np.random.default_rng(0)
+    lattice = np.linspace(-6, 6, 161)
+
+    def prior(count: int, noise: float):
+        effects = 0.4 * rng.standard_normal(count) + noise * rng.standard_normal(count)
+        loglik = -0.5 * ((lattice[None, :] - effects[:, None]) / noise) ** 2
+        normal = _normal(_mixed([loglik], lattice, 0.0), lattice)
+        mean = normal.weights @ lattice
+        return normal, float(np.sqrt(normal.weights @ (lattice - mean) ** 2))
+
+    sharp, sharp_sd = prior(2000, 0.1)
+    believed = sharp.chance @ sharp.sds
+    assert abs(sharp_sd - 0.4) < 0.03 and np.sqrt(sharp.chance @ (sharp.sds - believed) ** 2) < 0.02
+    loose, loose_sd = prior(12, 0.6)
+    likeliest = loose.sds[np.argmax(loose.chance)]
+    assert loose_sd > 1.1 * likeliest, (loose_sd, likeliest)
+
+
+def test_other_outcomes_of_the_same_cells_are_read_by_two_sums_a_variant():
+    """Unit: ``_Language.loglik`` (a right cell adds its logit, linear in the effect) is each variant's sum of the
+    cells' log-probabilities on the lattice, for the observed outcomes and for others."""
+    rng = np.random.default_rng(1)
+    grid = np.where(rng.random((6, 20)) < 0.4, rng.integers(0, 2, (6, 20)).astype(float), np.nan)
+    items = Items(rng.normal(0, 1, 20), rng.uniform(0.1, 1, 20))
+    rows, cols = np.nonzero(~np.isnan(grid))
+    cells = Items(items.offset[cols] + rng.normal(0, 0.1, len(cols)), items.variance[cols])
+    lattice = _lattice(np.array([-1.0, 1.0]))
+    language = _language(grid, items, cells, lattice)
+    for outcome in (grid[rows, cols], 1 - grid[rows, cols]):
+        p = expit(cells.slope()[:, None] * (lattice[None, :] + cells.offset[:, None]))
+        direct = np.stack([np.log(np.where(outcome[rows == v, None] == 1, p[rows == v], 1 - p[rows == v])).sum(axis=0)
+                           for v in range(6)])
+        assert np.allclose(language.loglik(outcome, lattice), direct, rtol=0, atol=1e-9)
 
 
 def test_a_variant_alone_at_a_perfect_score_is_read_against_the_others_not_its_own_mass():
