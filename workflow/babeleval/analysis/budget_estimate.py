@@ -237,12 +237,12 @@ def plain_statistics(grids: dict[str, np.ndarray]) -> np.ndarray | None:
 
 
 def smooth_effects(model: Model, study: Study, rng: np.random.Generator) -> np.ndarray:
-    """Variants x languages of effects with no atoms, unlike the grid prior's draws (``simulated_study``): each
-    variant's shared effect drawn from a normal with its posterior mean and variance under the grid prior (so a
+    """Variants x languages of effects with no atoms, unlike the draws on the lattice (``simulated_study``): each
+    variant's shared effect drawn from a normal with its posterior mean and variance under the fitted prior (so a
     variant the data put far from the others stays there), the same in every language, plus its deviation in each
     language: its posterior mean, and with several languages a normal draw of the first stage's posterior spread.
 
-    The variance is the grid posterior's, so that the simulated truths are as spread out as the variants are
+    The variance is the posterior's on the lattice, so that the simulated truths are as spread out as the variants are
     believed to be (the posterior means' spread plus the mean posterior variance: the prior's). The first stage's
     normal fit does not do for it: where the variants' cells say little (15 items a variant), its variance comes
     out at 0 and every simulated truth sat at its shrunk mean, so the simulated tails were nearer the centre than
