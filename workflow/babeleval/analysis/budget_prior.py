@@ -5,8 +5,8 @@ With the items' effects fitted (``budget_fit``), each variant's evaluated cells 
 effect on the logit scale; with several languages, over its shared effect, its deviation in each language
 integrated out (normal, with the fitted variance; Gauss-Hermite nodes). The prior of the shared effects is one of
 two (``_prior_family``):
-- a normal, whose standard deviation is integrated over what the cells say of it (``_normal``), unless the cells
-  reject it;
+- a normal, whose mean and standard deviation are integrated over what the cells say of them (``_normal``),
+  unless the cells reject it;
 - where they do, a grid of values whose weights are the maximum-likelihood mixture (EM on the weights: Kiefer and
   Wolfowitz's estimate): a few catastrophic variants among many ordinary ones get a mass of their own, far from
   the others, instead of widening one normal prior until the ordinary variants are no longer shrunk, and
