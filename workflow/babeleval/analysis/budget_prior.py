@@ -198,13 +198,14 @@ def variant_posterior(grids: list[np.ndarray], items: list[Items], cells: list[I
     candidates = [0.0] if len(grids) == 1 else [spread] if spread is not None else [fitted * factor for factor
                                                                                     in DEVIATION_FACTORS]
     best = max((_mixed(observed, lattice, spread) for spread in candidates), key=lambda found: found.loglik)
-    family = family or _prior_family(best, languages, lattice)
+    normal = None if family == GRID else _normal(best, lattice)
+    family = family or _prior_family(best, normal, languages, lattice)
     chosen, nodes, by_language = best.spread, best.nodes, best.by_language
     if family == GRID:
         weights = best.weights
         posterior = _held_out_posterior(by_language.sum(axis=1), weights)
     else:  # a prior of two numbers: a variant's own share in it needs no taking out
-        weights = _normal(best, lattice).weights
+        weights = normal.weights
         posterior = _normalised(by_language.sum(axis=1) + np.log(np.maximum(weights, 1e-300)))
     points = lattice[:, None] + chosen * nodes[None, :]
     evaluated = [~np.isnan(grid) for grid in grids]
@@ -294,8 +295,9 @@ def _normal(mixed: _Mixed, lattice: np.ndarray) -> _Normal:
     return _Normal(means, sds, chance, chance @ table)
 
 
-def _prior_family(mixed: _Mixed, languages: list[_Language], lattice: np.ndarray) -> str:
-    """``GRID`` where the variants' cells reject a normal prior of their shared effects, else ``NORMAL``.
+def _prior_family(mixed: _Mixed, normal: _Normal, languages: list[_Language], lattice: np.ndarray) -> str:
+    """``GRID`` where the variants' cells reject ``normal``, the normal prior of their shared effects fitted to them
+    (``_normal``), else ``NORMAL``.
 
     The grid prior fits any shape, and pays for it in the tails: on a normal truth its quantiles of the variants
     jump between its atoms (PromptEval's budget, 100 variants x 10 languages at 2%: the 5% quantile's RMSE 2.17
@@ -310,7 +312,6 @@ def _prior_family(mixed: _Mixed, languages: list[_Language], lattice: np.ndarray
     rejected at ``NULL_LEVEL``: where the observed gain is above all of theirs. The draws are seeded, so the same
     cells always choose the same prior. Where the cells are too few for the test to see a few catastrophic
     variants, the caller gives the family (``budget_estimate.prior_family``)."""
-    normal = _normal(mixed, lattice)
     gain = mixed.loglik - mixed.loglik_under(normal.weights)
     rng = np.random.default_rng(NULL_SEED)
     count = len(mixed.top)
