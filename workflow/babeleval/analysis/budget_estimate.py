@@ -340,10 +340,12 @@ def passes_paired_t(gain: np.ndarray) -> bool:
 def model_chosen(statistic: str, model: np.ndarray, plain: np.ndarray) -> bool:
     """Whether the model estimates ``statistic``, given its errors and the plain mean's on the simulated studies.
 
-    The mean over variants is always the plain mean's. It averages every evaluated cell once, and the model's
-    reading of the cells not evaluated moves it only as far as a design leaves some items to some variants: over
-    the suite's 100-study cells the simulations overturned the plain mean there in 80 of 3,200 rows (at most 7% of
-    a cell's), which moved the mean's RMSE by -0.017 to +0.004 points, the noise of the choice (bench/RESULTS.md).
+    The mean over variants is the plain mean's wherever the plain mean is defined (``estimate``: where a variant has
+    no evaluated cell in some language, every statistic is the model's). It averages every evaluated cell once, and
+    the model's reading of the cells not evaluated moves it only as far as a design leaves some items to some
+    variants: over the suite's 100-study cells the simulations overturned the plain mean there in 80 of 3,200 rows
+    (at most 7% of a cell's), which moved the mean's RMSE by -0.017 to +0.004 points, the noise of the choice
+    (bench/RESULTS.md).
 
     Every other statistic has a default that the simulations must overturn (``is_closer``), since ten simulated
     studies often cannot tell the two apart. For the median (``UNPUSHED``, as the mean is) the default is the plain
