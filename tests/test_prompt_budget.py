@@ -17,9 +17,10 @@ from scipy import stats
 from scipy.special import expit, stdtrit
 
 from babeleval.prompts.budget_design import Budget, choose_cells, choose_study, short_budget
-from babeleval.analysis.budget_estimate import (STATISTICS, SUPPORTED_ITEMS, TAILS, UNPUSHED, Study, _groups, checks,
-                                               estimate, exhaustive, fitted, fitted_items, is_closer, model_chosen,
-                                               outcome_grids, smooth_effects, variant_effects)
+from babeleval.analysis.budget_estimate import (PLAIN_ALWAYS, STATISTICS, SUPPORTED_ITEMS, TAILS, UNPUSHED, Study,
+                                               _groups, checks, estimate, exhaustive, fitted, fitted_items,
+                                               is_closer, model_chosen, outcome_grids, smooth_effects,
+                                               variant_effects)
 from babeleval.analysis.budget_fit import design_matrix, fit
 from babeleval.analysis.budget_heldout import held_out
 from babeleval.analysis.budget_prior import (GRID, NORMAL, Items, _by_own_cells, _language, _lattice, _mixed,
@@ -347,6 +348,7 @@ def test_the_simulations_overturn_the_plain_mean_on_the_median_and_the_model_on_
     the spread) stays the model's; a gain beyond the noise overturns either default, but for the mean over
     variants, which is the plain mean's whatever the simulations show."""
     assert set(UNPUSHED) == {"mean", "q50"} and set(TAILS) < set(STATISTICS) and not set(TAILS) & set(UNPUSHED)
+    assert set(PLAIN_ALWAYS) == {"mean"}
     noisy = np.array([0.0, 0.04, 0.07, 0.0, 0.03, 0.045, 0.06, 0.01, 0.05, 0.02])
     plain = np.full(10, 0.04)
     assert not is_closer(noisy, than=plain) and not is_closer(plain, than=noisy)  # as close, within the noise
