@@ -326,6 +326,34 @@ def test_the_t_quantiles_of_the_intervals_and_the_choice_are_scipy_stats_to_the_
         assert np.array_equal(stdtrit(df, levels), stats.t.ppf(levels, df)), df
 
 
+def test_a_half_width_is_the_simulated_errors_root_mean_square_times_t_with_as_many_degrees_of_freedom(monkeypatch):
+    """With R simulated studies, an interval's half-width is the root-mean-square of the R simulated errors of the
+    estimate the row uses (the model's or the plain mean's) times Student's t with R degrees of freedom (their mean
+    square is about 0: the real error over it is t with R degrees of freedom where all are centred normals of one
+    spread), never finer than one item of a variant's score."""
+    import babeleval.analysis.budget_estimate as budget_estimate
+
+    seen, calibrated = {}, budget_estimate.calibrated
+
+    def recorded(*args, **kwargs):  # the simulated errors behind the intervals, as the estimate computed them
+        seen["calibration"] = calibrated(*args, **kwargs)
+        return seen["calibration"]
+
+    monkeypatch.setattr(budget_estimate, "calibrated", recorded)
+    sim = load_sim()
+    study, full = sim.simulate(sim.Truth(variants=20, items=150), np.random.default_rng(5))
+    observed = sim.designed(study, full, 0.1, 5)
+    replicates = 6
+    table = estimate(observed, study, draws=100, replicates=replicates, seed=5).table
+    calibration = seen["calibration"]
+    for _, row in table.iterrows():
+        used = calibration.model if row["method"] == "model" else calibration.plain
+        errors = used[:, 0, STATISTICS.index(row["statistic"])]
+        half = max(stdtrit(replicates, 0.95) * np.sqrt(np.mean(errors ** 2)), stdtrit(replicates, 0.95) / 150)
+        assert np.isclose(row["low"], max(row["estimate"] - half, 0.0), rtol=0, atol=1e-12), row
+        assert np.isclose(row["high"], min(row["estimate"] + half, 1.0), rtol=0, atol=1e-12), row
+
+
 def test_errors_are_closer_only_where_they_gain_in_both_simulated_worlds():
     """Even simulated studies draw the variants from the grid posterior, odd ones from a truth with no atoms: a gain on
     the first alone (a truth shaped like the grid prior) does not count."""

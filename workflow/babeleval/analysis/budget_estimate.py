@@ -16,7 +16,8 @@ Intervals are calibrated, not asymptotic (``calibrated``): studies are simulated
 variant's effect drawn from the grid posterior in half of them and, in the other half, from a truth with no
 atoms (``smooth_effects``), each item's from its posterior, every cell of the grid drawn from its probability), the same
 design's cells are estimated again, and the errors against each simulated study's exhaustive values give the
-interval's half-width (their root-mean-square, times Student's t). The same simulations score the plain
+interval's half-width (their root-mean-square, times Student's t with as many degrees of freedom as simulated
+studies). The same simulations score the plain
 per-variant mean (each variant's observed accuracy), and choose between the two (``method``, ``model_chosen``):
 the mean over variants is the plain mean's; the median is unless the model's errors there are smaller beyond
 the simulations' own noise, in both halves (``is_closer``) and in the half with no atoms on its own
@@ -421,7 +422,10 @@ def estimate(observed: pd.DataFrame, study: Study, confidence: float = 0.9, draw
     found = posterior_statistics(model, draws, rng)
     plain = plain_statistics(grids)
     calibration = calibrated(model, grids, study, replicates, max(draws // 4, 50), rng)
-    spread = stdtrit(replicates - 1, 1 - (1 - confidence) / 2)
+    # the real error over the root-mean-square of `replicates` simulated errors is Student's t with `replicates`
+    # degrees of freedom where all are centred normals of one spread: the mean square is taken about 0, not about
+    # their own mean, so no degree of freedom goes to a mean (with one fewer, every interval was 1.1% wider)
+    spread = stdtrit(replicates, 1 - (1 - confidence) / 2)
     rows = []
     for position, (language, grid) in enumerate(grids.items()):
         evaluated = ~np.isnan(grid)
