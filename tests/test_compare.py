@@ -127,6 +127,15 @@ def test_unknown_revision_is_named(repo, capsys):
     assert "'no-such-exp' is neither a git revision nor a DVC experiment" in capsys.readouterr().err
 
 
+def test_bad_settings_are_named_before_any_revision_is_read(tmp_path, capsys):
+    # tmp_path is no repository: the settings are checked first
+    assert compare.main(["--repo", str(tmp_path), "--samples", "0", "--confidence", "95", "--alpha", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--samples 0: bootstrap resamples, at least 1" in err, err
+    assert "--confidence 95.0: a share, above 0 and below 1" in err and "--alpha 0.0: a share" in err, err
+    assert "neither a git revision" not in err, err
+
+
 def test_dvc_plots_diff_renders_offline(repo, tmp_path):
     template = tmp_path / "offline_plots.html"
     assert dvc_plots.main(["--out", str(template)]) == 0

@@ -142,6 +142,11 @@ def test_an_estimate_with_few_items_a_variant_is_flagged_in_the_csv_and_on_stder
     (lambda root: write_run(root, headline=None), [], "record no headline metric: name the metric the estimate "
                                                         "models with --metric"),
     (write_run, ["--languages", "fra_Latn"], "no outputs of fs in fra_Latn"),
+    # the settings are checked before anything is read: no run at all, and the setting is what is named
+    (lambda root: None, ["--replicates", "1"], "--replicates 1: simulated studies behind each interval, at least 2 "
+                                               "(the choice between the model and the plain mean"),
+    (lambda root: None, ["--confidence", "1"], "--confidence 1.0: a share, above 0 and below 1"),
+    (lambda root: None, ["--draws", "0"], "--draws 0: posterior draws behind each estimate, at least 1"),
 ])
 def test_a_users_mistake_is_named_and_exits_nonzero(tmp_path, setup, args, message):
     setup(tmp_path)

@@ -413,7 +413,8 @@ def estimate(observed: pd.DataFrame, study: Study, confidence: float = 0.9, draw
     ``draws``: posterior draws behind each estimate; ``replicates``: simulated studies behind each interval.
     """
     if replicates < 2:
-        raise ValueError("replicates: at least 2 simulated studies are needed for an interval")
+        raise ValueError("replicates: at least 2 simulated studies (the choice between the model and the plain mean "
+                         "compares their errors study by study)")
     grids = outcome_grids(observed, study)
     if not any((~np.isnan(grid)).any() for grid in grids.values()):
         raise DataError("outcomes: no evaluated cell to estimate from")

@@ -40,6 +40,7 @@ from ..analysis.settings import DEFAULT_SETTINGS
 from ..analysis.significance import compare as paired_test
 from ..analysis.significance import difference_summary, holm, holm_level_interval, resampled_difference
 from ..score.metrics import ACCURACY, get_metric, headline_metric
+from . import settings
 
 WORKSPACE = "workspace"
 COLUMNS = ["model", "task", "language", "template", "metric", "n_items", "score_a", "score_b", "delta",
@@ -278,6 +279,11 @@ def main(argv: list[str] | None = None) -> int:
                              f"{DEFAULT_SETTINGS.alpha})")
     parser.add_argument("--csv", help="also write every compared row to this CSV file")
     args = parser.parse_args(argv)
+    found = settings.mistakes(settings.at_least("--samples", args.samples, 1, "bootstrap resamples"),
+                              settings.share("--confidence", args.confidence), settings.share("--alpha", args.alpha))
+    if found:
+        print("\n".join(found), file=sys.stderr)
+        return 2
     repo = Path(args.repo).resolve()
     try:
         sides = sides_for(repo, args.revisions)

@@ -39,6 +39,7 @@ from ..core.errors import BabelevalError, ConfigError, DataError
 from ..core.jsonl import read_jsonl
 from ..grid.params import load_params
 from ..prompts.variants import base_name
+from . import settings
 
 
 def family_variants(params: Path, root: Path, task: str, base: str) -> tuple[str, ...]:
@@ -158,6 +159,14 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
+    found = settings.mistakes(
+        settings.at_least("--replicates", args.replicates, 2, "simulated studies behind each interval",
+                          "the choice between the model and the plain mean compares their errors study by study"),
+        settings.share("--confidence", args.confidence),
+        settings.at_least("--draws", args.draws, 1, "posterior draws behind each estimate"))
+    if found:
+        print("\n".join(found), file=sys.stderr)
+        return 1
     try:
         metric = args.metric or recorded_headline(args.root, args.model, args.task, args.base)
         family = None if args.all_on_disk else family_variants(args.params or args.root / "params.yaml",
