@@ -129,10 +129,12 @@ def test_unknown_revision_is_named(repo, capsys):
 
 def test_bad_settings_are_named_before_any_revision_is_read(tmp_path, capsys):
     # tmp_path is no repository: the settings are checked first
-    assert compare.main(["--repo", str(tmp_path), "--samples", "0", "--confidence", "95", "--alpha", "0"]) == 2
+    # the bounds are params.yaml's for its analysis settings (its schema): the same flags, the same limits
+    assert compare.main(["--repo", str(tmp_path), "--samples", "50", "--confidence", "95", "--alpha", "0"]) == 2
     err = capsys.readouterr().err
-    assert "--samples 0: bootstrap resamples, at least 1" in err, err
-    assert "--confidence 95.0: a share, above 0 and below 1" in err and "--alpha 0.0: a share" in err, err
+    assert "--samples 50: 50 is less than the minimum of 100 (as params.yaml's analysis.bootstrap_samples)" in err, err
+    assert "--confidence 95.0: 95.0 is greater than or equal to the maximum of 1" in err, err
+    assert "--alpha 0.0: 0.0 is less than or equal to the minimum of 0" in err, err
     assert "neither a git revision" not in err, err
 
 

@@ -78,6 +78,9 @@ UNPUSHED = ("mean", "q50")
 # of those, the one the plain mean always estimates where it is defined: the mean over variants averages every
 # evaluated cell once, and the model moves it only through the cells not evaluated (``model_chosen``)
 PLAIN_ALWAYS = ("mean",)
+# the fewest simulated studies behind the intervals: the choice between the model and the plain mean compares
+# their errors study by study (``is_closer``)
+MIN_REPLICATES = 2
 
 
 @dataclass(frozen=True)
@@ -412,9 +415,9 @@ def estimate(observed: pd.DataFrame, study: Study, confidence: float = 0.9, draw
 
     ``draws``: posterior draws behind each estimate; ``replicates``: simulated studies behind each interval.
     """
-    if replicates < 2:
-        raise ValueError("replicates: at least 2 simulated studies (the choice between the model and the plain mean "
-                         "compares their errors study by study)")
+    if replicates < MIN_REPLICATES:
+        raise ValueError(f"replicates: at least {MIN_REPLICATES} simulated studies (the choice between the model and "
+                         "the plain mean compares their errors study by study)")
     grids = outcome_grids(observed, study)
     if not any((~np.isnan(grid)).any() for grid in grids.values()):
         raise DataError("outcomes: no evaluated cell to estimate from")

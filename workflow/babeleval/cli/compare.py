@@ -33,14 +33,14 @@ from ..core import paths
 from ..core.errors import BabelevalError
 from ..core.paths import Combo, combo_from_path
 from ..grid import run_lock
+from ..grid.params import analysis_setting_errors
 from ..analysis.bootstrap import item_data
 from ..analysis.records import metric_options, slim
 from ..analysis.power import made_test_mde
-from ..analysis.settings import DEFAULT_SETTINGS
+from ..analysis.settings import DEFAULT_SETTINGS, PARAMS_KEYS
 from ..analysis.significance import compare as paired_test
 from ..analysis.significance import difference_summary, holm, holm_level_interval, resampled_difference
 from ..score.metrics import ACCURACY, get_metric, headline_metric
-from . import settings
 
 WORKSPACE = "workspace"
 COLUMNS = ["model", "task", "language", "template", "metric", "n_items", "score_a", "score_b", "delta",
@@ -279,10 +279,13 @@ def main(argv: list[str] | None = None) -> int:
                              f"{DEFAULT_SETTINGS.alpha})")
     parser.add_argument("--csv", help="also write every compared row to this CSV file")
     args = parser.parse_args(argv)
-    found = settings.mistakes(settings.at_least("--samples", args.samples, 1, "bootstrap resamples"),
-                              settings.share("--confidence", args.confidence), settings.share("--alpha", args.alpha))
+    # the flags are params.yaml's analysis settings, under the same bounds (its schema's)
+    given = {PARAMS_KEYS.get(name, name): (name, getattr(args, name)) for name in ("confidence", "samples", "alpha")}
+    found = analysis_setting_errors({key: value for key, (_, value) in given.items()})
+    for key, message in found.items():
+        name, value = given[key]
+        print(f"error: --{name} {value}: {message} (as params.yaml's analysis.{key})", file=sys.stderr)
     if found:
-        print("\n".join(found), file=sys.stderr)
         return 2
     repo = Path(args.repo).resolve()
     try:

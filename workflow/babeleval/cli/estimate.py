@@ -31,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..prompts.budget_design import Budget, choose_study
-from ..analysis.budget_estimate import Study, estimate, exhaustive
+from ..analysis.budget_estimate import MIN_REPLICATES, Study, estimate, exhaustive
 from ..analysis.budget_table import outcome_column, outcomes_of
 from ..analysis.records import headline_of, load_outcomes, load_scores
 from ..core import paths
@@ -39,7 +39,6 @@ from ..core.errors import BabelevalError, ConfigError, DataError
 from ..core.jsonl import read_jsonl
 from ..grid.params import load_params
 from ..prompts.variants import base_name
-from . import settings
 
 
 def family_variants(params: Path, root: Path, task: str, base: str) -> tuple[str, ...]:
@@ -157,15 +156,25 @@ def parser() -> argparse.ArgumentParser:
     return parse
 
 
+def setting_errors(args: argparse.Namespace) -> list[str]:
+    """The estimator's settings out of range, each named with what it must be: checked before anything is read."""
+    found = []
+    if args.replicates < MIN_REPLICATES:
+        found.append(f"--replicates {args.replicates}: simulated studies behind each interval, at least "
+                     f"{MIN_REPLICATES} (the choice between the model and the plain mean compares their errors "
+                     "study by study)")
+    if not 0 < args.confidence < 1:
+        found.append(f"--confidence {args.confidence}: a share, above 0 and below 1")
+    if args.draws < 1:
+        found.append(f"--draws {args.draws}: posterior draws behind each estimate, at least 1")
+    return found
+
+
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
-    found = settings.mistakes(
-        settings.at_least("--replicates", args.replicates, 2, "simulated studies behind each interval",
-                          "the choice between the model and the plain mean compares their errors study by study"),
-        settings.share("--confidence", args.confidence),
-        settings.at_least("--draws", args.draws, 1, "posterior draws behind each estimate"))
+    found = setting_errors(args)
     if found:
-        print("\n".join(found), file=sys.stderr)
+        print("\n".join(f"error: {message}" for message in found), file=sys.stderr)
         return 1
     try:
         metric = args.metric or recorded_headline(args.root, args.model, args.task, args.base)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import jsonschema
 import yaml
@@ -97,6 +97,14 @@ def load_schema() -> dict[str, Any]:
     for name in model_settings():
         model["properties"].setdefault(name, {})
     return schema
+
+
+def analysis_setting_errors(settings: Mapping[str, Any]) -> dict[str, str]:
+    """What the schema of params.yaml's ``analysis`` section finds wrong with some of its settings given elsewhere
+    (a command line's flags), by params.yaml key: one set of bounds for both."""
+    section = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))["properties"]["analysis"]
+    errors = jsonschema.Draft202012Validator(section).iter_errors(dict(settings))
+    return {str(error.absolute_path[0]): error.message for error in errors if error.absolute_path}
 
 
 # params.yaml keys listing extension files (babeleval.core.extensions); task_modules is the older name
