@@ -471,6 +471,26 @@ def test_the_normal_priors_spread_is_integrated_over_what_the_cells_say_of_it():
     assert loose_sd > 1.1 * likeliest, (loose_sd, likeliest)
 
 
+def test_a_variants_posterior_mixes_its_posteriors_under_each_normal_by_their_probabilities_given_every_variant():
+    """Unit: under the normal prior, a variant's posterior is its posterior under each (mean, standard deviation)
+    pair, mixed by the pairs' probabilities as every variant's cells give them. A variant far from eleven others
+    is then shrunk towards them; read against the mixed prior, its own cells would choose the wide pairs a second
+    time and leave it nearly where they put it."""
+    rng = np.random.default_rng(0)
+    lattice = np.linspace(-6, 6, 161)
+    seen = np.append(0.4 * rng.standard_normal(11) + 0.6 * rng.standard_normal(11), 2.5)
+    mixed = _mixed([-0.5 * ((lattice[None, :] - seen[:, None]) / 0.6) ** 2], lattice, 0.0)
+    normal = _normal(mixed, lattice)
+    posterior = normal.posterior(mixed.likelihood, lattice)
+    by_hand = np.zeros_like(posterior)
+    for mean, sd, chance in zip(normal.means, normal.sds, normal.chance):
+        under_the_pair = mixed.likelihood * np.exp(-0.5 * ((lattice - mean) / sd) ** 2)[None, :]
+        by_hand += chance * under_the_pair / under_the_pair.sum(axis=1, keepdims=True)
+    assert np.allclose(posterior, by_hand, rtol=0, atol=1e-12)
+    against_the_mixed_prior = mixed.likelihood[-1] * normal.weights
+    assert posterior[-1] @ lattice < against_the_mixed_prior @ lattice / against_the_mixed_prior.sum() - 0.2
+
+
 def test_other_outcomes_of_the_same_cells_are_read_by_two_sums_a_variant():
     """Unit: ``_Language.loglik`` (a right cell adds its logit, linear in the effect) is each variant's sum of the
     cells' log-probabilities on the lattice, for the observed outcomes and for others."""
